@@ -238,15 +238,34 @@ class _Param:
 
 
 _NO_DEFAULT = object()
+_VARIADIC = 0x04 | 0x08          # inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
+
+
+def _parameters(fn) -> list[tuple] | None:
+    """(name, default or _NO_DEFAULT, annotation or _NO_DEFAULT) of each parameter of a plain function, in order;
+    None for anything else (*args, **kwargs, positional-only, a wrapper). Read from its code: inspect.signature
+    took ~0.1 ms for a command's 22 parameters, on every command line."""
+    code = getattr(fn, "__code__", None)
+    if code is None or code.co_flags & _VARIADIC or code.co_posonlyargcount or hasattr(fn, "__wrapped__") \
+            or hasattr(fn, "__signature__"):
+        return None
+    count = code.co_argcount
+    names = code.co_varnames[:count + code.co_kwonlyargcount]
+    defaults = (_NO_DEFAULT,) * (count - len(fn.__defaults__ or ())) + (fn.__defaults__ or ())
+    keyword_defaults = fn.__kwdefaults__ or {}
+    annotations = fn.__annotations__
+    return [(name, defaults[i] if i < count else keyword_defaults.get(name, _NO_DEFAULT),
+             annotations.get(name, _NO_DEFAULT)) for i, name in enumerate(names)]
 
 
 def _params(fn) -> list[_Param] | None:
     """The parameters of a command, or None if one uses a feature the fast path leaves to Typer."""
-    import inspect
     import typing
+    parameters = _parameters(fn)
+    if parameters is None:
+        return None
     out = []
-    for p in inspect.signature(fn).parameters.values():
-        hint = p.annotation
+    for name, default, hint in parameters:
         if hint.__class__ is not Annotated:
             return None
         base = hint.base
@@ -255,8 +274,8 @@ def _params(fn) -> list[_Param] | None:
             return None
         spec = specs[0]
         param = _Param()
-        param.name, param.kind = p.name, spec.kind
-        param.default = _NO_DEFAULT if p.default is inspect.Parameter.empty else p.default
+        param.name, param.kind = name, spec.kind
+        param.default = default
         param.required = param.default is _NO_DEFAULT
         if typing.get_origin(base) is typing.Union:           # Optional[X]
             inner = [a for a in typing.get_args(base) if a is not type(None)]
@@ -284,18 +303,20 @@ def _app_callback_call(fn):
     """How Typer runs the app's callback when the command line gives none of its options (they come before
     the command name): the options' own callbacks with their defaults, then the function with its defaults.
     None if a parameter has no default or an option callback wants more than its value."""
-    import inspect
     calls = []
-    for p in inspect.signature(fn).parameters.values():
-        if p.default is inspect.Parameter.empty:
+    parameters = _parameters(fn)
+    if parameters is None:
+        return None
+    for _, default, hint in parameters:
+        if default is _NO_DEFAULT:
             return None
-        meta = p.annotation.metadata if p.annotation.__class__ is Annotated else ()
+        meta = hint.metadata if hint.__class__ is Annotated else ()
         for spec in (m for m in meta if isinstance(m, ParamSpec)):
             cb = spec.kwargs.get("callback")
             if cb is not None:
-                if len(inspect.signature(cb).parameters) != 1:
+                if len(_parameters(cb) or ()) != 1:
                     return None
-                calls.append((cb, p.default))
+                calls.append((cb, default))
 
     def call():
         for cb, default in calls:
