@@ -186,9 +186,10 @@ def matmul_views(path: list, targets: list) -> dict:
     one AddN: not first at the view (a second derivative reads the view again, transposed back)."""
     views: dict = {}
     readers: dict[int, list] = {}
+    transpose = ops.OPS.get("transpose")      # (None before its family is imported: then no path holds one)
     for node in path:
         cls = node.__class__
-        if cls is Record and node.op is ops.TRANSPOSE and node.attrs and node.attrs.get("view"):
+        if cls is Record and node.op is transpose and node.attrs and node.attrs.get("view"):
             views[node.output.id] = node
             readers[node.output.id] = []
         if readers:                     # (a view's readers come after it)

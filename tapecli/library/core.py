@@ -179,19 +179,17 @@ def dot(a, b):
     return ops.matmul(ta, tb)
 
 
-def _reduction(names, f):
+def _reduction(short: str, name: str):
+    """The builtins ``short`` and ``name`` of reduction ``ops.<name>`` (read at the call: its family is imported
+    then)."""
     def run(x, axis=None, keepdims=False):
-        return f(x, axis=to_axis(axis), keepdims=truth(keepdims))
-    run.__name__ = names[0]
-    builtin(*names)(run)
+        return getattr(ops, name)(x, axis=to_axis(axis), keepdims=truth(keepdims))
+    run.__name__ = short
+    builtin(short, name)(run)
 
 
-_reduction(("sum", "reduce_sum"), ops.reduce_sum)
-_reduction(("mean", "reduce_mean"), ops.reduce_mean)
-_reduction(("max", "reduce_max"), ops.reduce_max)
-_reduction(("min", "reduce_min"), ops.reduce_min)
-_reduction(("prod", "reduce_prod"), ops.reduce_prod)
-_reduction(("logsumexp", "reduce_logsumexp"), ops.reduce_logsumexp)
+for _short in ("sum", "mean", "max", "min", "prod", "logsumexp"):
+    _reduction(_short, f"reduce_{_short}")
 
 
 @builtin()

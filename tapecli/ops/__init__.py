@@ -26,14 +26,14 @@ from tapecli.ops.elementwise import (ABS, abs_, ADD, add, ADD_N, add_n, bitwise_
                                      tan, TANH, tanh, tanh_grad, where, zeros_like)
 from tapecli.ops.elementwise_math import atan2, gelu, silu, trigamma
 from tapecli.ops.special import betainc, igamma, igamma_grad_a, igammac
-from tapecli.ops.shape import (BROADCAST_TO, broadcast_to, CONCAT, concat, GETITEM, getitem, index_batchable,
-                               index_grad, RESHAPE, reshape, admit_rows, row, rows, STACK, stack, TRANSPOSE, transpose)
-from tapecli.ops.reductions import (argmax, argmin, log_softmax, MEAN, reduce_logsumexp, reduce_max, reduce_mean,
-                                    reduce_min, reduce_prod, reduce_sum, SOFTMAX, softmax, SUM)
-from tapecli.ops.linalg import IDENTITY_SEEDS, MATMUL, matmul
 
 # family -> the names this package gives of it
 DEFERRED = {
+    "shape": ("admit_rows", "BROADCAST_TO", "broadcast_to", "CONCAT", "concat", "GETITEM", "getitem", "index_batchable",
+              "index_grad", "RESHAPE", "reshape", "row", "rows", "STACK", "stack", "TRANSPOSE", "transpose"),
+    "reductions": ("argmax", "argmin", "log_softmax", "MEAN", "reduce_logsumexp", "reduce_max", "reduce_mean",
+                   "reduce_min", "reduce_prod", "reduce_sum", "SOFTMAX", "softmax", "SUM"),
+    "linalg": ("IDENTITY_SEEDS", "MATMUL", "matmul"),
     "gathers": ("argsort", "band_part", "boolean_mask", "gather", "gather_nd", "int_indices", "pad", "reverse", "roll",
                 "scatter_nd", "sequence_mask", "sort", "tensor_scatter_nd_add", "tile", "top_k", "unsorted_segment_prod",
                 "unsorted_segment_sum"),
