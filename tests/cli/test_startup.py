@@ -90,10 +90,10 @@ SMALL_RUN = {
     # the NumPy kernels, with TensorFlow's float32 math, pow, erfc and sums that the elementwise ops name
     *(f"tapecli.kernels{m}" for m in ("", ".backends", ".interface", ".numpy_kernels", ".tf_erfc", ".tf_float32",
                                       ".tf_pow", ".tf_sums")),
-    # the op families with builtin names or fusion formulas, the statements' records the backward pass tells apart
-    # (and the remapper, where the activations name their fused oneDNN ops; their kernels load on first use)
+    # the op families with builtin names or fusion formulas (and the remapper, where the activations name their fused
+    # oneDNN ops; their kernels load on first use)
     *(f"tapecli.ops{m}" for m in ("", ".core", ".cost", ".elementwise", ".elementwise_math", ".promotion", ".remapper",
-                                  ".scalar", ".special", ".statement")),
+                                  ".scalar", ".special")),
     "tapecli.autodiff", "tapecli.autodiff.backward", "tapecli.autodiff.gradients",
     "tapecli.fusion", "tapecli.fusion.plan",
     *(f"tapecli.interpreter{m}" for m in ("", ".classes", ".compiled", ".conversions", ".core", ".expectations",
