@@ -29,7 +29,7 @@ import math
 import numpy as np
 
 from tapecli import kernels
-from tapecli.kernels import tf_sums
+from tapecli.kernels.numpy_kernels import add_n_order
 from tapecli.errors import DtypeMismatch, KernelValueError, ShapeError, TdfTypeError, TdfValueError
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import admit, admit_result
@@ -715,7 +715,7 @@ def gathered(prev, g):
 
 
 def summed(g, add):
-    """An entry of the backward map as one gradient: Contributions summed in AddN's order (tf_sums.add_n_order).
+    """An entry of the backward map as one gradient: Contributions summed in AddN's order (numpy_kernels.add_n_order).
     Two raw float scalars of one class add with Python's operator (the ufunc's bits, as ``add`` would on them)."""
     if g.__class__ is not Contributions:
         return g
@@ -726,7 +726,7 @@ def summed(g, add):
         return add(gradient_tensor(a), gradient_tensor(b))
     if current().functions > 0 and len(g) > 10:
         g = [g[i] for i in sorted(range(len(g)), key=_graph_name_suffix)]
-    return tf_sums.add_n_order(g, plus)
+    return add_n_order(g, plus)
 
 
 def _graph_name_suffix(i: int) -> str:

@@ -7,7 +7,7 @@ import operator
 import numpy as np
 
 from tapecli import kernels
-from tapecli.kernels import numpy_kernels, tf_float32, tf_sums
+from tapecli.kernels import numpy_kernels, tf_float32
 from tapecli.lazymodule import LazyModule
 from tapecli.errors import KernelValueError, TdfTypeError
 from tapecli.ops import remapper
@@ -274,9 +274,9 @@ def _add_n_jvp(r, ts):
     return present[0] if len(present) == 1 else apply(ADD_N, tuple(present))
 
 
-# TensorFlow's AddN (tf.add_n): its inputs, of one shape and dtype, summed in blocks of 8 (tf_sums.add_n_order);
+# TensorFlow's AddN (tf.add_n): its inputs, of one shape and dtype, summed in blocks of 8 (numpy_kernels.add_n_order);
 # each input's gradient is the one received
-ADD_N = register("add_n", numpy=tf_sums.add_n, saves=(), vjp=lambda r, g: (g,) * len(r.inputs), jvp=_add_n_jvp)
+ADD_N = register("add_n", numpy=numpy_kernels.add_n, saves=(), vjp=lambda r, g: (g,) * len(r.inputs), jvp=_add_n_jvp)
 
 
 def add_n(xs) -> Tensor:

@@ -87,9 +87,8 @@ SMALL_RUN = {
                                        ".softkeywords", ".spellings", ".structure", ".tokens")),
     *(f"tapecli.runtime{m}" for m in ("", ".clock", ".context", ".limits", ".numerics", ".numpy_gate", ".observers",
                                       ".provenance", ".specs", ".spelling", ".tape", ".values")),
-    # the NumPy kernels, with TensorFlow's float32 math, pow and sums that the elementwise ops name
-    *(f"tapecli.kernels{m}" for m in ("", ".backends", ".interface", ".numpy_kernels", ".tf_float32", ".tf_pow",
-                                      ".tf_sums")),
+    # the NumPy kernels, with TensorFlow's float32 math and pow that the elementwise ops name
+    *(f"tapecli.kernels{m}" for m in ("", ".backends", ".interface", ".numpy_kernels", ".tf_float32", ".tf_pow")),
     # the elementwise ops, the builtins of the families deferred (builtin_families), and the remapper, where the
     # activations name their fused oneDNN ops (their kernels load on first use)
     *(f"tapecli.ops{m}" for m in ("", ".builtin_families", ".core", ".cost", ".elementwise", ".promotion", ".remapper",
