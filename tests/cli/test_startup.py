@@ -91,7 +91,7 @@ SMALL_RUN = {
     *(f"tapecli.kernels{m}" for m in ("", ".backends", ".interface", ".numpy_kernels", ".tf_float32", ".tf_pow")),
     # the elementwise ops, the builtins of the families deferred (builtin_families), and the remapper, where the
     # activations name their fused oneDNN ops (their kernels load on first use)
-    *(f"tapecli.ops{m}" for m in ("", ".builtin_families", ".core", ".cost", ".elementwise", ".promotion", ".remapper",
+    *(f"tapecli.ops{m}" for m in ("", ".builtin_families", ".core", ".elementwise", ".promotion", ".remapper",
                                   ".scalar")),
     "tapecli.autodiff", "tapecli.autodiff.backward", "tapecli.autodiff.gradients",
     "tapecli.fusion", "tapecli.fusion.plan",
