@@ -7,17 +7,21 @@ from __future__ import annotations
 
 import bisect
 import collections
+import sys
 
 from tapecli import kernels, ops
 from tapecli.errors import GradientError
 from tapecli.lazymodule import LazyModule
 from tapecli.ops.core import _small_vjp, gathered, gradient_tensor, small_rules, summed
-from tapecli.ops.statement import LoopRecord, StatementRecord
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import Record, Tape
 from tapecli.runtime.values import Tensor
 
 replay = LazyModule("tapecli.autodiff.replay", globals())     # (a backward pass's plans: from a plain pass on)
+# The classes of a statement's and a loop's records (ops/statement.py), bound by the first pass after that module is
+# imported: the interpreter's generated code (interpreter/scalar_source.py) imports it to make one, so no path holds
+# one before (None is no node's class).
+StatementRecord = LoopRecord = None
 
 
 def backward(tape: Tape, targets: list[Tensor], seeds: list[Tensor], source_ids: list[int],
@@ -28,6 +32,9 @@ def backward(tape: Tape, targets: list[Tensor], seeds: list[Tensor], source_ids:
     gradient rules keep them). ``release`` (default: the tape is not persistent) drops what
     each record kept once its rule has run. A pass over a structure seen before may run as a
     plan (``replay.py``): the same bits."""
+    global StatementRecord, LoopRecord
+    if StatementRecord is None and (statement := sys.modules.get("tapecli.ops.statement")) is not None:
+        StatementRecord, LoopRecord = statement.StatementRecord, statement.LoopRecord
     ctx = current()
 
     if release is None:
@@ -156,7 +163,7 @@ def _backward_sweep(tape: Tape, order, reach, wanted, grads, release, add, plain
                 rec.release()
 
 
-def _loop_sweep(tape: Tape, loop: LoopRecord, reach, wanted, grads, add, plain, views) -> None:
+def _loop_sweep(tape: Tape, loop, reach, wanted, grads, add, plain, views) -> None:
     """A loop's record, its steps in the reverse of their order: as one value passed back from step to step where
     the statement's gradient function would run each (a scalar gradient, nothing recording or logging the sweep),
     then the steps the sweep would take otherwise (the first step, whose gradient goes to the name before the
@@ -186,9 +193,10 @@ def matmul_views(path: list, targets: list) -> dict:
     one AddN: not first at the view (a second derivative reads the view again, transposed back)."""
     views: dict = {}
     readers: dict[int, list] = {}
+    transpose = ops.OPS.get("transpose")      # (None before its family is imported: then no path holds one)
     for node in path:
         cls = node.__class__
-        if cls is Record and node.op is ops.TRANSPOSE and node.attrs and node.attrs.get("view"):
+        if cls is Record and node.op is transpose and node.attrs and node.attrs.get("view"):
             views[node.output.id] = node
             readers[node.output.id] = []
         if readers:                     # (a view's readers come after it)

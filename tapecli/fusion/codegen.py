@@ -20,6 +20,7 @@ def _salt() -> str:
     # (the op table's files too: a kernel's derivative code comes from the ops' ``grads`` formulas)
     sources = sorted(here.glob("*.py")) + [here.parent / "kernels" / f for f in ("fusion_math.py", "formulas.py")] \
         + sorted((here.parent / "ops").glob("*.py"))
+    ops.load_deferred(ops.BUILTINS)         # (every template, whichever families this run has loaded)
     templates = sorted((name, op.fusion) for name, op in ops.OPS.items() if op.fusion)
     parts = [p.read_bytes() for p in sources] + [
              __version__.encode(), numba_version().encode(), repr(templates).encode()]

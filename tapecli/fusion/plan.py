@@ -17,9 +17,11 @@ def enabled() -> bool:
 
 
 # Builtin calls a fused expression may contain: name -> (op, number of tensor arguments), derived
-# from the op table: every op with a fusion template (``Op.fusion``), by its builtin names.
+# from the op table: every op with a fusion template (``Op.fusion``), by its builtin names; those of the families
+# imported on first use from their table (ops.BUILTINS).
 CALLS = {name: (op.name, len(op.grads)) for op in ops.OPS.values() if op.fusion and op.grads
-         for name in (op.program or (op.name,)) if name not in ("neg", "add", "sub", "mul", "div")}
+         for name in (op.program or (op.name,)) if name not in ("neg", "add", "sub", "mul", "div")} | {
+    name: (op, inputs) for builtins in ops.BUILTINS.values() for name, (op, _, inputs) in builtins.items() if inputs}
 BINOPS = {"+": "add", "-": "sub", "*": "mul", "/": "div", "**": "pow"}
 REDUCTIONS = {"sum": "sum", "reduce_sum": "sum", "mean": "mean", "reduce_mean": "mean"}
 

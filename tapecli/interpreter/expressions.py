@@ -47,6 +47,17 @@ def _shape_sum(left, right) -> TensorShape:
     return TensorShape(np.array(dims[0] + dims[1], dtype=np.int64), weak=True)
 
 
+class _Operators(dict):
+    """The binary operators' ops: ``@``'s, ops.matmul, is read on its first use (its family is imported then: a
+    small program never loads it)."""
+
+    def __missing__(self, symbol):
+        if symbol != "@":
+            raise KeyError(symbol)
+        self[symbol] = ops.matmul
+        return ops.matmul
+
+
 class Expressions:
     """The interpreter's ``eval_<node>`` methods and calls (mixed into :class:`Interpreter`)."""
 
@@ -212,9 +223,8 @@ class Expressions:
         except TdfError as e:
             raise e.locate(node)
 
-    _BINARY = {"+": ops.add, "-": ops.sub, "*": ops.mul, "/": ops.div, "//": ops.floordiv, "%": ops.mod,
-               "**": ops.pow_, "@": ops.matmul,
-               **{symbol: functools.partial(ops.bitwise_operator, symbol) for symbol in "&|^"}}
+    _BINARY = _Operators({"+": ops.add, "-": ops.sub, "*": ops.mul, "/": ops.div, "//": ops.floordiv, "%": ops.mod,
+                          "**": ops.pow_, **{symbol: functools.partial(ops.bitwise_operator, symbol) for symbol in "&|^"}})
 
     def binary(self, op, left, right, node):
         if left.__class__ is Tensor and right.__class__ is Tensor:

@@ -11,7 +11,7 @@ import numpy as np
 from tapecli import ops
 from tapecli.frontend import ast
 from tapecli.frontend.ast import Starred
-from tapecli.interpreter.registry import BUILTINS
+from tapecli.interpreter.registry import BUILTINS, after_load
 from tapecli.kernels import RAW_NUMPY_KERNELS
 from tapecli.ops.scalar import FLOAT_SCALARS, OP_NAMES
 from tapecli.ops.statement import StatementRecord, record_loop, statement_op
@@ -345,3 +345,6 @@ def _unary_builtins() -> dict:
         if any(BUILTINS.get(name) is function for name in op.program):
             out[function] = op
     return out
+
+
+after_load(_unary_builtins.cache_clear)       # (made again once a family's builtins are registered)

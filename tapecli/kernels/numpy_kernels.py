@@ -1,19 +1,22 @@
 """NumPy kernels: arrays in, arrays out. They know nothing of tapes or the AST."""
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 
 import numpy as np
 
-from tapecli.kernels import tf_float32, tf_sums
+from tapecli.kernels import tf_float32
 from tapecli.lazymodule import LazyModule
 
-# Called by kernels of matmul, softmax and half floats alone: imported on first use (docs/performance.md, "Start-up")
+# Called by kernels of matmul, softmax, sums and half floats alone: imported on first use (docs/performance.md,
+# "Start-up")
 blas = LazyModule("tapecli.kernels.blas", globals())
 tf_half = LazyModule("tapecli.kernels.tf_half", globals())
 tf_matmul = LazyModule("tapecli.kernels.tf_matmul", globals())
 tf_onednn = LazyModule("tapecli.kernels.tf_onednn", globals())
+tf_sums = LazyModule("tapecli.kernels.tf_sums", globals())
 
 _erf_scalar = np.vectorize(math.erf, otypes=[np.float64])
 
@@ -25,6 +28,24 @@ def _quiet(f):
             return f(*args, **kwargs)
     run.__name__ = f.__name__
     return run
+
+
+def add_n_order(items, plus):
+    """``items`` summed with ``plus`` as TensorFlow's AddN CPU kernel sums its inputs (kernels/aggregate_ops_cpu.h):
+    the first n % 8 of them in order (8 or 9 of them where that leaves fewer than 2), then each 8 more summed in order
+    and added to the total. (Up to 9 inputs that is their sum in order.) tf.add_n's order, and the tape's of the
+    gradients that meet at one tensor."""
+    n = len(items)
+    first = n % 8 if n % 8 >= 2 else n % 8 + 8
+    total = functools.reduce(plus, items[:first])
+    for i in range(first, n, 8):
+        total = plus(total, functools.reduce(plus, items[i:i + 8]))
+    return total
+
+
+def add_n(*xs):
+    """AddN's sum of arrays of one shape and dtype (:func:`add_n_order`)."""
+    return np.asarray(add_n_order(xs, np.add))
 
 
 def erf(x):

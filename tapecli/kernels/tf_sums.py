@@ -34,12 +34,11 @@ cost model: ``(1.9375 n - 100000) / 100000 + 0.9`` threads, at most the pool's),
 machine: :func:`reduce_sum` gives None there, and the caller keeps NumPy's sum. (The other reductions split
 their outputs between threads, each output computed whole: the same bits on any number of threads.)
 A bias's gradient is BiasAddGrad's own kernel (:func:`bias_add_grad`), whose large ones TensorFlow splits by
-its pool's threads: there tapecli follows the machine's CPUs as TensorFlow does on it. AddN (tf.add_n, and the
-tape's sum of the gradients that meet at one tensor) adds its inputs in blocks of 8 (:func:`add_n_order`).
+its pool's threads: there tapecli follows the machine's CPUs as TensorFlow does on it. (AddN's order of its inputs:
+numpy_kernels.add_n_order.)
 """
 from __future__ import annotations
 
-import functools
 
 import os
 
@@ -414,19 +413,3 @@ def parallel_for_block(n, cost, threads):
             efficiency = max(efficiency, coarser_efficiency)
     return size
 
-
-def add_n_order(items, plus):
-    """``items`` summed with ``plus`` as AddN's CPU kernel sums its inputs (kernels/aggregate_ops_cpu.h): the first
-    n % 8 of them in order (8 or 9 of them where that leaves fewer than 2), then each 8 more summed in order and
-    added to the total. (Up to 9 inputs that is their sum in order.)"""
-    n = len(items)
-    first = n % 8 if n % 8 >= 2 else n % 8 + 8
-    total = functools.reduce(plus, items[:first])
-    for i in range(first, n, 8):
-        total = plus(total, functools.reduce(plus, items[i:i + 8]))
-    return total
-
-
-def add_n(*xs):
-    """AddN's sum of arrays of one shape and dtype (:func:`add_n_order`)."""
-    return np.asarray(add_n_order(xs, np.add))

@@ -21,7 +21,7 @@ from tapecli.runtime.values import (DTYPE_ATTRIBUTES, DType, DTYPES, NumpyArray,
 from tapecli.interpreter.classes import Instance
 from tapecli.interpreter.conversions import joined, to_float, to_int, truth
 from tapecli.interpreter.printing import program_str, tf_print_text
-from tapecli.interpreter.registry import BUILTINS, builtin, call_builtin, hook, load_word, register  # noqa: F401 (call_builtin re-exported)
+from tapecli.interpreter.registry import BUILTINS, after_load, builtin, call_builtin, defer, hook, load_word, register  # noqa: F401 (call_builtin re-exported)
 from tapecli.runtime import spelling
 from tapecli.version import KERAS_VERSION, TENSORFLOW_VERSION
 from tapecli.lazymodule import LazyModule
@@ -127,11 +127,15 @@ def _check_size(shape, dtype=None):
 
 # ----------------------------------------------------------------- math ops
 
-# The elementwise ops a program calls by name come from the op table (``Op.program``): the op's
-# public function itself is the builtin, one call less per use.
-for _op in list(ops.OPS.values()):
-    for _name in _op.program:
-        builtin(_name)(getattr(ops, _op.public_name))
+# The elementwise ops' builtins come from the op table (``Op.program``): the op's public function is the builtin, one
+# call less per use. A deferred family's (ops.BUILTINS) are registered once a program's words or another use load it.
+@after_load
+def _op_builtins() -> None:
+    for op, name in [(op, name) for op in ops.OPS.values() for name in op.program if name not in BUILTINS]:
+        builtin(name)(getattr(ops, op.public_name))
+
+
+for _family, _builtins in ops.BUILTINS.items(): defer(f"tapecli.ops.{_family}", _builtins)
 
 
 @builtin()
@@ -179,19 +183,15 @@ def dot(a, b):
     return ops.matmul(ta, tb)
 
 
-def _reduction(names, f):
-    def run(x, axis=None, keepdims=False):
-        return f(x, axis=to_axis(axis), keepdims=truth(keepdims))
-    run.__name__ = names[0]
-    builtin(*names)(run)
+def _reduction(short: str, name: str):
+    def run(x, axis=None, keepdims=False):     # (ops.<name> read at the call: its family loads on first use)
+        return getattr(ops, name)(x, axis=to_axis(axis), keepdims=truth(keepdims))
+    run.__name__ = short
+    builtin(short, name)(run)
 
 
-_reduction(("sum", "reduce_sum"), ops.reduce_sum)
-_reduction(("mean", "reduce_mean"), ops.reduce_mean)
-_reduction(("max", "reduce_max"), ops.reduce_max)
-_reduction(("min", "reduce_min"), ops.reduce_min)
-_reduction(("prod", "reduce_prod"), ops.reduce_prod)
-_reduction(("logsumexp", "reduce_logsumexp"), ops.reduce_logsumexp)
+for _short in ("sum", "mean", "max", "min", "prod", "logsumexp"):
+    _reduction(_short, f"reduce_{_short}")
 
 
 @builtin()

@@ -15,10 +15,14 @@ from tapecli import ops
 from tapecli.interpreter.objects import EFFECT, PURE
 from tapecli.interpreter.registry import BUILTINS, after_load
 
-# The builtins of the elementwise ops come from the op table (``Op.program``): every argument of a binary
-# one is data, the first of a unary one (the others, an ``alpha``, are read into Python).
-_OP_DATA = {name: (None if op.grads is not None and len(op.grads) > 1 else 1, ())
+
+def _op_data() -> dict:
+    """The builtins of the elementwise ops, from the op table (``Op.program``: of the families loaded): every argument
+    of a binary one is data, the first of a unary one (the others, an ``alpha``, are read into Python)."""
+    return {name: (None if op.grads is not None and len(op.grads) > 1 else 1, ())
             for op in ops.OPS.values() for name in op.program}
+
+
 # the builtins that are no op's own: every argument is data
 _ALL_DATA = ("add", "subtract", "multiply", "divide", "truediv", "floordiv", "mod", "matmul", "dot")
 # the first argument is data
@@ -40,12 +44,13 @@ _DRAWS = ("normal", "uniform")
 @after_load
 def _mark() -> None:
     """Mark the builtins listed here that are loaded (again after a family loads: ``registry.defer``)."""
-    for name in (*_OP_DATA, *_ALL_DATA, *_FIRST_DATUM, *_LOGITS, *_LISTS):
+    op_data = _op_data()
+    for name in (*op_data, *_ALL_DATA, *_FIRST_DATUM, *_LOGITS, *_LISTS):
         f = BUILTINS.get(name)
         if f is not None:
             f.replay = PURE
             f.replay_data = (None, ()) if name in _ALL_DATA + _LISTS[:4] else (0, ("logits",)) \
-                if name in _LOGITS else _OP_DATA.get(name, (1, ()))
+                if name in _LOGITS else op_data.get(name, (1, ()))
             f.replay_lists = name in _LISTS
     for name in _DRAWS:
         if name in BUILTINS:

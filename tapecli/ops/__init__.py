@@ -6,14 +6,16 @@ its family module writes, imported here by name, or else a plain ``name(x)`` / `
 ``publish``. The ``grads`` formulas run with this package as their namespace ``m``.
 
 The families in ``DEFERRED`` are imported, and their ops registered, when one of their functions is first read
-from this package (``ops.einsum``): a small program never loads them. None of their ops has a builtin name or a
-fusion formula (the builtins and fusion's call table are derived from those when they load); ``load_deferred``
-imports them all, for what reads the whole table.
+from this package (``ops.einsum``): a small program never loads them. The builtins and fusion's call table are
+derived from the ops' builtin names and fusion formulas as they load: a deferred family with such ops is listed
+in ``BUILTINS`` (generated: builtin_families.py), from which the library imports it for a program that names one
+of them and fusion plans them. ``load_deferred`` imports them all, for what reads the whole table.
 """
 import importlib
 import sys
 
-from tapecli.ops import core, special   # special: its ops alone, registered on import
+from tapecli.ops import core
+from tapecli.ops.builtin_families import BUILTINS
 from tapecli.ops.core import (apply, default_dtype, emit, materialize, numeric, Op, OPS, publish, recording_watches,
                               text_leaf, to_tensor, unbroadcast)
 from tapecli.ops.elementwise import (ABS, abs_, ADD, add, ADD_N, add_n, bitwise_and, bitwise_operator, bitwise_or,
@@ -22,18 +24,18 @@ from tapecli.ops.elementwise import (ABS, abs_, ADD, add, ADD_N, add_n, bitwise_
                                      less, less_equal, LOG, log, log1p, logical_and, logical_not, logical_or,
                                      masked_grad, maximum, minimum, mod, mul, NEG, neg, not_equal, ones_like, pow_,
                                      reciprocal, RELU, relu, right_shift, round_, rsqrt, SIGMOID, sigmoid, sigmoid_grad,
-                                     sign, SIN, sin, softplus, SQRT, sqrt, sqrt_grad, square, stop_gradient, SUB, sub,
-                                     tan, TANH, tanh, tanh_grad, where, zeros_like)
-from tapecli.ops.elementwise_math import atan2, gelu, silu, trigamma
-from tapecli.ops.special import betainc, igamma, igamma_grad_a, igammac
-from tapecli.ops.shape import (BROADCAST_TO, broadcast_to, CONCAT, concat, GETITEM, getitem, index_batchable,
-                               index_grad, RESHAPE, reshape, admit_rows, row, rows, STACK, stack, TRANSPOSE, transpose)
-from tapecli.ops.reductions import (argmax, argmin, log_softmax, MEAN, reduce_logsumexp, reduce_max, reduce_mean,
-                                    reduce_min, reduce_prod, reduce_sum, SOFTMAX, softmax, SUM)
-from tapecli.ops.linalg import IDENTITY_SEEDS, MATMUL, matmul
+                                     sign, silu, SIN, sin, softplus, SQRT, sqrt, sqrt_grad, square, stop_gradient, SUB,
+                                     sub, tan, TANH, tanh, tanh_grad, where, zeros_like)
 
 # family -> the names this package gives of it
 DEFERRED = {
+    "shape": ("admit_rows", "BROADCAST_TO", "broadcast_to", "CONCAT", "concat", "GETITEM", "getitem", "index_batchable",
+              "index_grad", "RESHAPE", "reshape", "row", "rows", "STACK", "stack", "TRANSPOSE", "transpose"),
+    "reductions": ("argmax", "argmin", "log_softmax", "MEAN", "reduce_logsumexp", "reduce_max", "reduce_mean",
+                   "reduce_min", "reduce_prod", "reduce_sum", "SOFTMAX", "softmax", "SUM"),
+    "linalg": ("IDENTITY_SEEDS", "MATMUL", "matmul"),
+    "elementwise_math": ("atan2", "gelu", "trigamma"),
+    "special": ("betainc", "igamma", "igamma_grad_a", "igammac"),
     "gathers": ("argsort", "band_part", "boolean_mask", "gather", "gather_nd", "int_indices", "pad", "reverse", "roll",
                 "scatter_nd", "sequence_mask", "sort", "tensor_scatter_nd_add", "tile", "top_k", "unsorted_segment_prod",
                 "unsorted_segment_sum"),
@@ -54,7 +56,9 @@ DEFERRED = {
     "ctc": ("ctc_loss", "ctc_sparse_loss"),
     "quantization": ("fake_quant", "quantize_dequantize"),
 }
-_FAMILY = {name: family for family, names in DEFERRED.items() for name in names}
+# a name -> its family: the names each gives, and the public functions of its ops' builtins (publish)
+_FAMILY = {name: family for family, names in DEFERRED.items() for name in names} | {
+    public: family for family, builtins in BUILTINS.items() for _, public, _ in builtins.values()}
 
 
 def __getattr__(name: str):
@@ -66,15 +70,22 @@ def __getattr__(name: str):
 
 
 def _load(family: str) -> None:
-    module = importlib.import_module(f"{__name__}.{family}")
+    """Import ``family``, then give the names of every deferred family imported (it may import others, and the
+    library imports those with builtins by their module's name), before ``publish`` makes the functions their
+    modules do not write."""
+    importlib.import_module(f"{__name__}.{family}")
     namespace = globals()
-    for name in DEFERRED[family]:
-        namespace[name] = getattr(module, name)
+    for loaded, names in DEFERRED.items():
+        module = sys.modules.get(f"{__name__}.{loaded}")
+        if module is not None:
+            for name in names:
+                namespace[name] = getattr(module, name)
+    publish(namespace)
 
 
-def load_deferred() -> None:
-    """Every deferred family imported: the whole op table."""
-    for family in DEFERRED:
+def load_deferred(families=DEFERRED) -> None:
+    """The deferred ``families`` imported (by default every one: the whole op table)."""
+    for family in families:
         _load(family)
 
 

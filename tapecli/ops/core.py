@@ -29,11 +29,11 @@ import math
 import numpy as np
 
 from tapecli import kernels
-from tapecli.kernels import tf_sums
+from tapecli.kernels.numpy_kernels import add_n_order
 from tapecli.errors import DtypeMismatch, KernelValueError, ShapeError, TdfTypeError, TdfValueError
+from tapecli.lazymodule import LazyModule
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import admit, admit_result
-from tapecli.ops.cost import FLOPS as _FLOPS, weigh as _weigh
 from tapecli.ops.scalar import (FLOAT_SCALARS, python_result, recorded_scalar, same_float_scalars, scalar_kernel,
                                unwatched_scalar)
 from tapecli.runtime.tape import STUB_BYTES, Stub, record_on, stub
@@ -42,6 +42,7 @@ from tapecli.runtime.values import (NumpyArray, PythonBool, Tensor, Variable, co
 from tapecli.runtime import spelling
 
 _Tensor = Tensor
+cost = LazyModule("tapecli.ops.cost", globals())     # (by the ops ``weighed``: their families load on first use)
 
 
 _run_kernel = kernels.run
@@ -60,7 +61,7 @@ class Op:
 
     def __init__(self, name, *, kernel=None, vjp=None, jvp=None, differentiable=True, weak_arith=False,
                  unify="all", float_only=False, saves="all", grads=None, batchable=False, program=(),
-                 public_name=None, fusion=None, strings=False, scalar_operator=None, python=None):
+                 public_name=None, fusion=None, strings=False, scalar_operator=None, python=None, weighed=False):
         self.name = name
         self.strings = strings            # TensorFlow's kernel takes string tensors too (its other inputs' dtypes)
         self.program = tuple(program)     # the builtin names a program calls it by (derived wrappers)
@@ -94,7 +95,8 @@ class Op:
             self._save_in = frozenset(i for i in saves if isinstance(i, int))
             self._save_out = "out" in saves
         self._keeps_inputs = False        # set by register(): every input is kept (no stubs to make)
-        self.flops = _FLOPS.get(name)     # its kernel's FLOPs and their rate, weighed against a time limit (ops/cost.py)
+        # its kernel's FLOPs and their rate, weighed against a time limit (ops/cost.py's FLOPS, where ``weighed``)
+        self.flops = cost.FLOPS[name] if weighed else None
 
     def can_batch(self, rec) -> bool:
         b = self.batchable
@@ -417,7 +419,7 @@ def apply(op: Op, inputs, **attrs) -> Tensor:
         elif not same_float_scalars(tensors):
             tensors = _unify(op, tensors)
     if op.flops is not None and ctx.settings.deadline is not None and ctx.device is None:
-        _weigh(op.name, op.flops, [t.value for t in tensors], attrs, ctx.settings)
+        cost.weigh(op.name, op.flops, [t.value for t in tensors], attrs, ctx.settings)
     # literals in, a literal out: its value is a Python number's, on the host (on a device too)
     weak = False
     for t in tensors:
@@ -715,7 +717,7 @@ def gathered(prev, g):
 
 
 def summed(g, add):
-    """An entry of the backward map as one gradient: Contributions summed in AddN's order (tf_sums.add_n_order).
+    """An entry of the backward map as one gradient: Contributions summed in AddN's order (numpy_kernels.add_n_order).
     Two raw float scalars of one class add with Python's operator (the ufunc's bits, as ``add`` would on them)."""
     if g.__class__ is not Contributions:
         return g
@@ -726,7 +728,7 @@ def summed(g, add):
         return add(gradient_tensor(a), gradient_tensor(b))
     if current().functions > 0 and len(g) > 10:
         g = [g[i] for i in sorted(range(len(g)), key=_graph_name_suffix)]
-    return tf_sums.add_n_order(g, plus)
+    return add_n_order(g, plus)
 
 
 def _graph_name_suffix(i: int) -> str:
@@ -741,8 +743,8 @@ def _raw_unbroadcast(a: np.ndarray, shape, lead=0) -> np.ndarray:
     full, axes = _unbroadcast_axes(a.shape, shape, lead)
     if a.shape == full:
         return a
-    if axes:
-        a = kernels.call("sum", a, axis=axes, keepdims=True)
+    if axes:        # (the sum op's kernel: reading the op imports its family, which a small run may not have)
+        a = _run_kernel(_E.SUM.kernel, (a,), {"axis": axes, "keepdims": True})
     return a.reshape(full) if a.shape != full else a
 
 

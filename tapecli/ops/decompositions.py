@@ -83,10 +83,10 @@ def _qr_tangents(a, t):
     return sub(y, matmul(q, upper)), matmul(upper, r)
 
 
-QR_Q = register("qr_q", numpy=_qr_kernel(0), batchable=False, saves=(0,),
+QR_Q = register("qr_q", weighed=True, numpy=_qr_kernel(0), batchable=False, saves=(0,),
                 vjp=lambda r, g: (_qr_grad(r.inputs[0], g, None),),
                 jvp=lambda r, ts: _qr_tangents(r.inputs[0], ts[0])[0])
-QR_R = register("qr_r", numpy=_qr_kernel(1), batchable=False, saves=(0,),
+QR_R = register("qr_r", weighed=True, numpy=_qr_kernel(1), batchable=False, saves=(0,),
                 vjp=lambda r, g: (_qr_grad(r.inputs[0], None, g),),
                 jvp=lambda r, ts: _qr_tangents(r.inputs[0], ts[0])[1])
 
@@ -176,12 +176,12 @@ def _svd_tangents_core(s, u, v, t):
     return du, add(dv, matmul(rest, _diag(div(1.0, s))))
 
 
-SVD_S = register("svd_s", numpy=_svd_kernel(0), batchable=False, saves=(0,),
+SVD_S = register("svd_s", weighed=True, numpy=_svd_kernel(0), batchable=False, saves=(0,),
                  vjp=lambda r, g: (_svd_grad(r.inputs[0], g, None, None),), jvp=_svd_s_jvp)
-SVD_U = register("svd_u", numpy=_svd_kernel(1), batchable=False, saves=(0,),
+SVD_U = register("svd_u", weighed=True, numpy=_svd_kernel(1), batchable=False, saves=(0,),
                  vjp=lambda r, g: (_svd_grad(r.inputs[0], None, g, None),),
                  jvp=lambda r, ts: _svd_tangents(r.inputs[0], ts[0])[0])
-SVD_V = register("svd_v", numpy=_svd_kernel(2), batchable=False, saves=(0,),
+SVD_V = register("svd_v", weighed=True, numpy=_svd_kernel(2), batchable=False, saves=(0,),
                  vjp=lambda r, g: (_svd_grad(r.inputs[0], None, None, g),),
                  jvp=lambda r, ts: _svd_tangents(r.inputs[0], ts[0])[1])
 

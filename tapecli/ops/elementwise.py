@@ -7,7 +7,7 @@ import operator
 import numpy as np
 
 from tapecli import kernels
-from tapecli.kernels import numpy_kernels, tf_float32, tf_sums
+from tapecli.kernels import numpy_kernels, tf_float32
 from tapecli.lazymodule import LazyModule
 from tapecli.errors import KernelValueError, TdfTypeError
 from tapecli.ops import remapper
@@ -133,6 +133,19 @@ SQRT_GRAD = _elementwise("sqrt_grad", (
     lambda m, gg, y, g, out, at: m.mul(0.5, m.div(gg, y))), (0, "out"), numpy=tf_float32.sqrt_grad, float_only=True)
 RSQRT = _unary("rsqrt", numpy=tf_float32.rsqrt, numba="formula", saves=("out",), fusion="(_F(1.0) / math.sqrt({0}))",
                grads=(lambda m, g, x, y, at: m.multiply_no_nan(m.mul(-0.5, m.square(y)), m.multiply_no_nan(y, g)),))
+
+
+def _multiply_no_nan(a, b):
+    with np.errstate(invalid="ignore"):
+        return np.where(b == 0, np.zeros((), a.dtype), a * b).astype(np.result_type(a, b))
+
+
+# MulNoNan's gradient: mul_no_nan(g, y) for x, mul_no_nan(x, g) for y (the products, where g is not 0)
+MULTIPLY_NO_NAN = _elementwise("multiply_no_nan", (lambda m, g, a, b, y, at: m.mul(g, b),
+                                                   lambda m, g, a, b, y, at: m.mul(a, g)), (0, 1),
+                               numpy=_multiply_no_nan, float_only=True, program=("multiply_no_nan",))
+
+
 # TensorFlow's Reciprocal (tf.math.reciprocal, and the gradients that call it): its ReciprocalGrad kernel, Eigen's
 # scalar_inverse_gradient_op, is mul_no_nan(-(y * y), upstream), 0 where the upstream gradient is 0
 RECIPROCAL = _unary("reciprocal", numpy=tf_float32.reciprocal, saves=("out",), program=(),
@@ -176,6 +189,25 @@ for _op, _kernel in ((TANH, lambda x: tf_onednn_eltwise.tanh(x)), (SIGMOID, lamb
                      (ELU, lambda x, alpha: tf_onednn_eltwise.elu(x))):
     remapper.fused(_op.name, _unary(f"onednn_{_op.name}", numpy=_kernel, program=(), saves=_op.saves,
                                     grads=_op.grads))
+
+
+def _silu(x, beta=1.0):
+    """tf.nn.silu: ``x * sigmoid(beta * x)``."""
+    return x * numpy_kernels.sigmoid(x * x.dtype.type(beta))
+
+
+def _silu_grad(m, g, x, y, at):
+    """tf.nn.silu's own gradient (its custom gradient, not the product's): ``g * (s * (1 + bx * (1 - s)))``, s the
+    sigmoid of bx = beta * x."""
+    bx = m.mul(x, at["beta"])
+    s = m.sigmoid(bx)
+    return m.mul(g, m.mul(s, m.add(1, m.mul(bx, m.sub(1, s)))))
+
+
+SILU = _unary("silu", numpy=_silu, program=(), grads=(_silu_grad,))
+# oneDNN's swish (_MklSwish) in a tf.function: silu's, and ``x * sigmoid(x)`` written out (mul)
+remapper.fused("silu", _unary("onednn_silu", numpy=lambda x, beta: tf_onednn_eltwise.swish(x), program=(),
+                              grads=SILU.grads))
 # TensorFlow's _Expm1Grad: g * exp(x)
 EXPM1 = _unary("expm1", numpy=tf_float32.expm1, deriv=lambda m, x, y, at: m.exp(x), fusion="math.expm1({0})")
 # TensorFlow's _ErfGrad: (grad * 2/sqrt(pi)) * exp(-x^2), in that order
@@ -242,9 +274,9 @@ def _add_n_jvp(r, ts):
     return present[0] if len(present) == 1 else apply(ADD_N, tuple(present))
 
 
-# TensorFlow's AddN (tf.add_n): its inputs, of one shape and dtype, summed in blocks of 8 (tf_sums.add_n_order);
+# TensorFlow's AddN (tf.add_n): its inputs, of one shape and dtype, summed in blocks of 8 (numpy_kernels.add_n_order);
 # each input's gradient is the one received
-ADD_N = register("add_n", numpy=tf_sums.add_n, saves=(), vjp=lambda r, g: (g,) * len(r.inputs), jvp=_add_n_jvp)
+ADD_N = register("add_n", numpy=numpy_kernels.add_n, saves=(), vjp=lambda r, g: (g,) * len(r.inputs), jvp=_add_n_jvp)
 
 
 def add_n(xs) -> Tensor:
@@ -326,6 +358,7 @@ def sqrt(x): return apply(SQRT, (x,))
 def rsqrt(x): return apply(RSQRT, (x,))
 def square(x): return apply(SQUARE, (x,))
 def tanh(x): return apply(remapper.activation(TANH, x), (x,))
+def silu(x, beta=1.0): return apply(remapper.swish(SILU, x, beta), (x,), beta=float(beta))
 
 
 def sigmoid(x):

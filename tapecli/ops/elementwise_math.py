@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from tapecli.kernels import numpy_kernels, tf_erfc, tf_float32
+from tapecli.kernels import tf_erfc, tf_float32
 from tapecli.lazymodule import LazyModule
 from tapecli.errors import TdfValueError
 from tapecli.ops import remapper
@@ -103,24 +103,8 @@ SELU = _unary("selu", numpy=_selu, saves=("out",),
                                                 m.mul(m.ones_like(y), tf_float32.SELU_SCALE)))
 
 
-def _silu(x, beta=1.0):
-    """tf.nn.silu: ``x * sigmoid(beta * x)``."""
-    return x * numpy_kernels.sigmoid(x * x.dtype.type(beta))
-
-
-def _silu_grad(m, g, x, y, at):
-    """tf.nn.silu's own gradient (its custom gradient, not the product's): ``g * (s * (1 + bx * (1 - s)))``, s the
-    sigmoid of bx = beta * x."""
-    bx = m.mul(x, at["beta"])
-    s = m.sigmoid(bx)
-    return m.mul(g, m.mul(s, m.add(1, m.mul(bx, m.sub(1, s)))))
-
-
-SILU = _unary("silu", numpy=_silu, program=(), grads=(_silu_grad,))
-# oneDNN's swish (_MklSwish) and gelu_erf (fused into a MatMul) in a tf.function: ops/remapper.py. The fused gelu
-# is taken where no tape records: it needs no gradient.
-remapper.fused("silu", _unary("onednn_silu", numpy=lambda x, beta: tf_onednn_eltwise.swish(x), program=(),
-                              grads=SILU.grads))
+# oneDNN's gelu_erf (fused into a MatMul) in a tf.function: ops/remapper.py. It is taken where no tape records: it
+# needs no gradient.
 remapper.fused("gelu", register("onednn_gelu", numpy=lambda x: tf_onednn_eltwise.gelu_erf(x), differentiable=False),
                lambda: tf_onednn_eltwise.gelu_erf_known())
 # Relu6Grad passes the gradient where 0 < x < 6 (0 at both kinks)
@@ -146,7 +130,6 @@ SQUARED_DIFFERENCE = _elementwise("squared_difference", (
 
 
 def trigamma(x): return apply(TRIGAMMA, (x,))
-def silu(x, beta=1.0): return apply(remapper.swish(SILU, x, beta), (x,), beta=float(beta))
 
 
 def _cast_constant(value: float, dtype) -> Tensor:

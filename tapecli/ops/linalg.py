@@ -133,7 +133,7 @@ def matmul_jvp(r, ts):
     return total
 
 
-MATMUL = register("matmul", vjp=matmul_vjp, jvp=matmul_jvp, saves=(0, 1))
+MATMUL = register("matmul", weighed=True, vjp=matmul_vjp, jvp=matmul_jvp, saves=(0, 1))
 
 
 

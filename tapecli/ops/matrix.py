@@ -125,7 +125,7 @@ def _einsum_jvp(r, ts):
     return total
 
 
-EINSUM = register("einsum", numpy=tf_einsum.einsum, vjp=_einsum_vjp, jvp=_einsum_jvp, batchable=False)
+EINSUM = register("einsum", weighed=True, numpy=tf_einsum.einsum, vjp=_einsum_vjp, jvp=_einsum_jvp, batchable=False)
 
 
 def einsum_subscripts(ins, out, xs, spread="") -> Tensor:
@@ -242,7 +242,7 @@ def _inverse_kernel(a):
     return np.linalg.inv(a) if x is None else x
 
 
-INV = register("inv", numpy=_linalg_kernel(_inverse_kernel), batchable=False, saves=("out",),
+INV = register("inv", weighed=True, numpy=_linalg_kernel(_inverse_kernel), batchable=False, saves=("out",),
                vjp=lambda r, g: (neg(matmul(_t(r.output), matmul(g, _t(r.output)))),),
                jvp=lambda r, ts: neg(matmul(r.output, matmul(ts[0], r.output))))
 
@@ -276,9 +276,9 @@ def _det_kernel(a):
     return sign * np.array([exp(v) for v in log_abs.reshape(-1)], a.dtype).reshape(log_abs.shape)
 
 
-DET = register("det", numpy=_linalg_kernel(_det_kernel), batchable=False, saves=(0, "out"), vjp=_det_vjp,
+DET = register("det", weighed=True, numpy=_linalg_kernel(_det_kernel), batchable=False, saves=(0, "out"), vjp=_det_vjp,
                jvp=_det_jvp)
-LOG_ABS_DET = register("log_abs_det", numpy=_linalg_kernel(lambda a: _slogdet(a)[1]), batchable=False,
+LOG_ABS_DET = register("log_abs_det", weighed=True, numpy=_linalg_kernel(lambda a: _slogdet(a)[1]), batchable=False,
                        saves=(0,), vjp=lambda r, g: (mul(_expand2(g), inv(_t(r.inputs[0]))),),
                        jvp=lambda r, ts: reduce_sum(mul(_t(inv(r.inputs[0])), ts[0]), axis=(-2, -1)))
 
@@ -306,7 +306,7 @@ def _solve_kernel(a, b):
     return np.linalg.solve(a, b) if x is None else x
 
 
-SOLVE = register("solve", numpy=_linalg_kernel(_solve_kernel), batchable=False, saves=(0, "out"),
+SOLVE = register("solve", weighed=True, numpy=_linalg_kernel(_solve_kernel), batchable=False, saves=(0, "out"),
                  vjp=_solve_vjp, jvp=_solve_jvp)
 
 
@@ -339,7 +339,7 @@ def _tri_jvp(r, ts):
     return triangular_solve(a, rhs, lower=lower, adjoint=adjoint)
 
 
-TRIANGULAR_SOLVE = register("triangular_solve", numpy=_linalg_kernel(_tri_kernel), batchable=False,
+TRIANGULAR_SOLVE = register("triangular_solve", weighed=True, numpy=_linalg_kernel(_tri_kernel), batchable=False,
                             saves=(0, "out"), vjp=_tri_vjp, jvp=_tri_jvp)
 
 
@@ -370,7 +370,7 @@ def _cholesky_jvp(r, ts):
     return matmul(ell, _phi(matmul(l_inv, matmul(t, _t(l_inv)))))
 
 
-CHOLESKY = register("cholesky", numpy=_linalg_kernel(_cholesky_kernel), batchable=False, saves=("out",),
+CHOLESKY = register("cholesky", weighed=True, numpy=_linalg_kernel(_cholesky_kernel), batchable=False, saves=("out",),
                     vjp=_cholesky_vjp, jvp=_cholesky_jvp)
 
 
@@ -427,9 +427,9 @@ def _eigh_kernel(part):
     return _linalg_kernel(run)
 
 
-EIGH_VALUES = register("eigh_values", numpy=_eigh_kernel(0), batchable=False, saves=(0,),
+EIGH_VALUES = register("eigh_values", weighed=True, numpy=_eigh_kernel(0), batchable=False, saves=(0,),
                        vjp=_eigh_values_vjp, jvp=_eigh_values_jvp)
-EIGH_VECTORS = register("eigh_vectors", numpy=_eigh_kernel(1), batchable=False, saves=(0, "out"),
+EIGH_VECTORS = register("eigh_vectors", weighed=True, numpy=_eigh_kernel(1), batchable=False, saves=(0, "out"),
                         vjp=_eigh_vectors_vjp, jvp=_eigh_vectors_jvp)
 
 

@@ -545,9 +545,9 @@ def _conv_filter_grad_jvp(r, ts):
 # windows' transpose times the output's gradient, an op of its own whose gradients are matmul's products), and
 # the input's where ``input_grad`` is given: then the padded input the windows were gathered from is a third
 # input, which takes the gradient in the windows' place (conv_transpose's chains over the flipped kernel)
-CONV_PRODUCT = register("conv_product", numpy=_conv_product_kernel, unify=(), saves=(0, 1), batchable=False,
+CONV_PRODUCT = register("conv_product", weighed=True, numpy=_conv_product_kernel, unify=(), saves=(0, 1), batchable=False,
                         vjp=_conv_product_vjp, jvp=matmul_jvp)       # (the padded input's tangent is the rows')
-CONV_FILTER_GRAD = register("conv_filter_grad", numpy=_conv_filter_grad_kernel, unify=(), saves=(0, 1),
+CONV_FILTER_GRAD = register("conv_filter_grad", weighed=True, numpy=_conv_filter_grad_kernel, unify=(), saves=(0, 1),
                             batchable=False, vjp=_conv_filter_grad_vjp, jvp=_conv_filter_grad_jvp)
 
 

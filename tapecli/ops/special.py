@@ -1,13 +1,11 @@
 """Special functions of tf.math: erfinv, ndtri, erfcinv, the modified Bessel functions i0, i0e, i1, i1e,
-multiply_no_nan, and the incomplete gamma and beta integrals igamma, igammac, betainc. Kernels in float64 (a
+and the incomplete gamma and beta integrals igamma, igammac, betainc. Kernels in float64 (a
 refined normal quantile, erfinv through it as Eigen computes it; series and asymptotic expansions for the Bessel
 functions), rounded to the input's dtype, and TensorFlow's own for the incomplete integrals (kernels/tf_igamma.py);
 derivatives are TensorFlow's gradient formulas."""
 from __future__ import annotations
 
 import math
-
-import numpy as np
 
 from tapecli import kernels
 from tapecli.ops.core import _elementwise, _ew_jvp, _unary, apply, register
@@ -128,17 +126,6 @@ BESSEL_I1E = _unary("bessel_i1e", numpy=_bessel(1, True), saves=(0, "out"),
                             m.where(m.equal(x, 0), m.ones_like(x), x)))))))
 BESSEL_I0E = _unary("bessel_i0e", numpy=_bessel(0, True), saves=(0, "out"),
                     deriv=lambda m, x, y, at: m.sub(m.bessel_i1e(x), m.mul(m.sign(x), y)))
-
-
-def _multiply_no_nan(a, b):
-    with np.errstate(invalid="ignore"):
-        return np.where(b == 0, np.zeros((), a.dtype), a * b).astype(np.result_type(a, b))
-
-
-# MulNoNan's gradient: mul_no_nan(g, y) for x, mul_no_nan(x, g) for y (the products, where g is not 0)
-MULTIPLY_NO_NAN = _elementwise("multiply_no_nan", (lambda m, g, a, b, y, at: m.mul(g, b),
-                                                   lambda m, g, a, b, y, at: m.mul(a, g)), (0, 1),
-                               numpy=_multiply_no_nan, float_only=True, program=("multiply_no_nan",))
 
 
 # IgammaGradA, d igamma(a, x) / da: TensorFlow registers no gradient for it (a second derivative through it is

@@ -87,14 +87,13 @@ SMALL_RUN = {
                                        ".softkeywords", ".spellings", ".structure", ".tokens")),
     *(f"tapecli.runtime{m}" for m in ("", ".clock", ".context", ".limits", ".numerics", ".numpy_gate", ".observers",
                                       ".provenance", ".specs", ".spelling", ".tape", ".values")),
-    # the NumPy kernels, with TensorFlow's float32 math, erfc and sums that the elementwise ops name (Eigen's pow
-    # and exp on packets, tf_pow, load on first use)
-    *(f"tapecli.kernels{m}" for m in ("", ".backends", ".interface", ".numpy_kernels", ".tf_erfc", ".tf_float32",
-                                      ".tf_sums")),
-    # the op families with builtin names or fusion formulas, the shapes and products the interpreter's operators use
-    # (and the remapper, where the activations name their fused oneDNN ops; their kernels load on first use)
-    *(f"tapecli.ops{m}" for m in ("", ".core", ".cost", ".elementwise", ".elementwise_math", ".linalg", ".promotion",
-                                  ".reductions", ".remapper", ".scalar", ".shape", ".special", ".statement")),
+    # the NumPy kernels, with TensorFlow's float32 math that the elementwise ops name (Eigen's pow and exp on
+    # packets, tf_pow, load on first use)
+    *(f"tapecli.kernels{m}" for m in ("", ".backends", ".interface", ".numpy_kernels", ".tf_float32")),
+    # the elementwise ops, the builtins of the families deferred (builtin_families), and the remapper, where the
+    # activations name their fused oneDNN ops (their kernels load on first use)
+    *(f"tapecli.ops{m}" for m in ("", ".builtin_families", ".core", ".elementwise", ".promotion", ".remapper",
+                                  ".scalar")),
     "tapecli.autodiff", "tapecli.autodiff.backward", "tapecli.autodiff.gradients",
     "tapecli.fusion", "tapecli.fusion.plan",
     *(f"tapecli.interpreter{m}" for m in ("", ".classes", ".compiled", ".conversions", ".core", ".expectations",

@@ -185,7 +185,7 @@ def test_the_backend_tables_list_no_op_by_hand():
     from tapecli.library import replay_kinds
     from tapecli.tools import warmup
     assert not set(replay_kinds._ALL_DATA + replay_kinds._FIRST_DATUM) & _op_builtins()
-    assert _op_builtins() <= set(replay_kinds._OP_DATA)
+    assert _op_builtins() <= set(replay_kinds._op_data())
     assert not _name_lists(PACKAGE / "library" / "replay_kinds.py", _op_builtins())
     assert not _name_lists(PACKAGE / "kernels" / "cuda" / "table.py", _elementwise_kernels())
     assert not _name_lists(PACKAGE / "kernels" / "numpy_kernels.py", _elementwise_kernels())

@@ -15,6 +15,7 @@ import pytest
 from conftest import cli
 from tapecli.api import Options, run_source
 from tapecli.errors import LimitError
+from tapecli import ops
 from tapecli.ops import OPS
 from tapecli.ops import cost
 from tapecli.runtime.limits import Limits
@@ -180,6 +181,11 @@ def test_ordinary_linear_algebra_under_a_time_limit_is_never_refused():
 def test_without_a_time_limit_nothing_is_weighed():
     result = run_source('import tensorflow as tf\na = tf.ones([20])\ny = tf.einsum("i,j,k,l->", a, a, a, a)\n', "p.py")
     assert float(result.scope.vars["y"].value) == 20.0 ** 4
+
+
+def test_the_ops_weighed_are_those_the_cost_table_counts():
+    ops.load_deferred()
+    assert {name for name, op in OPS.items() if op.flops is not None} == cost.FLOPS.keys()
 
 
 @pytest.mark.parametrize("name", ["matmul", "einsum", "inv", "det", "log_abs_det", "cholesky", "eigh_values",
