@@ -106,6 +106,14 @@ class RunResult:
         return self.interpreter.tapes
 
 
+def requests_of(result, kinds: tuple[str, ...]) -> list:
+    """The requests a command reports: those a selection kept (-k, --line, --last), else those of --of/--wrt,
+    else the program's of these kinds."""
+    if getattr(result, "selected", None) is not None:
+        return result.selected
+    return result.implicit or [r for r in result.requests if r.kind in kinds]
+
+
 def request_entries(requests, convert) -> list[dict]:
     """The entries of a grad/jacobian/hessian JSON document (docs/spec/CLI.md), each value passed through
     ``convert`` (JSON lists for the CLI, NumPy arrays for the library)."""
