@@ -99,8 +99,8 @@ SMALL_RUN = {
     *(f"tapecli.interpreter{m}" for m in ("", ".classes", ".compiled", ".conversions", ".core", ".expectations",
                                           ".expressions", ".jsonvalue", ".lazy", ".objects", ".printing", ".pyforms",
                                           ".registry", ".statements")),
-    # the builtins' core and the index of the families deferred (families, keras_words)
-    *(f"tapecli.library{m}" for m in ("", ".core", ".draws", ".families", ".keras_words", ".replay_kinds")),
+    # the builtins' core and the index of the families deferred (families)
+    *(f"tapecli.library{m}" for m in ("", ".core", ".draws", ".families", ".replay_kinds")),
     "tapecli.api",
     *(f"tapecli.cli{m}" for m in ("", ".app", ".collector", ".lazytyper", ".process", ".render")),
 }
