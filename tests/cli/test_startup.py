@@ -96,9 +96,9 @@ SMALL_RUN = {
                                   ".reductions", ".remapper", ".scalar", ".shape", ".special", ".statement")),
     "tapecli.autodiff", "tapecli.autodiff.backward", "tapecli.autodiff.gradients",
     "tapecli.fusion", "tapecli.fusion.plan",
-    *(f"tapecli.interpreter{m}" for m in ("", ".classes", ".compiled", ".conversions", ".core", ".expectations",
-                                          ".expressions", ".jsonvalue", ".lazy", ".objects", ".printing", ".pyforms",
-                                          ".registry", ".statements")),
+    *(f"tapecli.interpreter{m}" for m in ("", ".classes", ".compiled", ".conversions", ".core", ".expressions",
+                                          ".jsonvalue", ".lazy", ".objects", ".printing", ".pyforms", ".registry",
+                                          ".statements")),
     # the builtins' core and the index of the families deferred (families)
     *(f"tapecli.library{m}" for m in ("", ".core", ".draws", ".families", ".replay_kinds")),
     "tapecli.api",

@@ -144,6 +144,21 @@ def test_a_deferred_family_that_answers_a_hook_is_imported_by_it(found):
     assert {"attribute", "python_attribute", "out_of_scope", "host_module_name"} <= found["hooks"].keys()
 
 
+def test_the_expectations_are_imported_by_the_builtins_they_register():
+    """interpreter/expectations.py (expect's checks) defers itself by the names of its builtins (interpreter/core.py)."""
+    script = textwrap.dedent("""\
+        import tapecli.interpreter.core
+        from tapecli.interpreter import registry
+        before = set(registry.BUILTINS)
+        import tapecli.interpreter.expectations
+        print(sorted(set(registry.BUILTINS) - before))
+        print(sorted(w for w, modules in registry._DEFERRED.items() if "tapecli.interpreter.expectations" in modules))
+        """)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
+    registered, deferred = proc.stdout.splitlines()
+    assert registered == deferred == "['allclose', 'gradcheck', 'gradgradcheck']"
+
+
 def test_a_name_a_deferred_family_replaces_is_in_its_row(found):
     """tf_math's reduce_sum takes over core's: a program naming reduce_sum imports tf_math before it runs."""
     assert ["tapecli.library.core", "tapecli.library.tf_math", "reduce_sum"] in found["replaced"]
