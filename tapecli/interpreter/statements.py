@@ -8,7 +8,6 @@ import numpy as np
 from tapecli.frontend import ast, forms, spellings
 from tapecli import ops
 from tapecli.interpreter.conversions import truth
-from tapecli.interpreter.printing import program_repr
 from tapecli.interpreter.registry import HOOKS, literal_list, named
 from tapecli.errors import (LimitError, TapeError, TdfNameError, TdfTypeError, TdfValueError, UsageError)
 from tapecli.interpreter.lazy import fusion, loop_plans, loop_shape
@@ -93,6 +92,7 @@ class Statements:
         if value.weak:
             value = Tensor(convert_weak(value.value, dtype if dtype is not None else ops.default_dtype(value.value)))
         elif dtype is not None and value.dtype != dtype and isinstance(value, (NumpyArray, PythonBool)):
+            from tapecli.interpreter.printing import program_repr
             value = Tensor(requested_dtype(value, dtype, program_repr(value), value.__class__ is NumpyArray))
         elif dtype is not None and value.dtype != dtype:
             raise TdfTypeError(f"{node.name} is declared {dtype_name(dtype)} but its value is "
