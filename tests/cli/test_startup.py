@@ -97,7 +97,7 @@ SMALL_RUN = {
     "tapecli.autodiff", "tapecli.autodiff.backward", "tapecli.autodiff.gradients",
     "tapecli.fusion", "tapecli.fusion.plan",
     *(f"tapecli.interpreter{m}" for m in ("", ".classes", ".compiled", ".conversions", ".core", ".expressions",
-                                          ".jsonvalue", ".lazy", ".objects", ".printing", ".pyforms", ".registry",
+                                          ".jsonvalue", ".objects", ".printing", ".pyforms", ".registry",
                                           ".statements")),
     # the builtins' core and the index of the families deferred (families)
     *(f"tapecli.library{m}" for m in ("", ".core", ".draws", ".families", ".replay_kinds")),
