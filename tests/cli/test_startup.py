@@ -86,7 +86,7 @@ SMALL_RUN = {
     *(f"tapecli.frontend{m}" for m in ("", ".ast", ".fastparse", ".forms", ".parser",
                                        ".softkeywords", ".spellings", ".structure", ".tokens")),
     *(f"tapecli.runtime{m}" for m in ("", ".clock", ".context", ".limits", ".numerics", ".numpy_gate", ".observers",
-                                      ".provenance", ".specs", ".spelling", ".tape", ".values")),
+                                      ".provenance", ".spelling", ".tape", ".values")),
     # the NumPy kernels, with TensorFlow's float32 math, pow, erfc and sums that the elementwise ops name
     *(f"tapecli.kernels{m}" for m in ("", ".backends", ".interface", ".numpy_kernels", ".tf_erfc", ".tf_float32",
                                       ".tf_pow", ".tf_sums")),
@@ -96,11 +96,10 @@ SMALL_RUN = {
                                   ".reductions", ".remapper", ".scalar", ".shape", ".special", ".statement")),
     "tapecli.autodiff", "tapecli.autodiff.backward", "tapecli.autodiff.gradients",
     "tapecli.fusion", "tapecli.fusion.plan",
-    *(f"tapecli.interpreter{m}" for m in ("", ".classes", ".compiled", ".conversions", ".core", ".expressions",
-                                          ".jsonvalue", ".objects", ".printing", ".pyforms", ".registry",
-                                          ".statements")),
+    *(f"tapecli.interpreter{m}" for m in ("", ".compiled", ".conversions", ".core", ".expressions", ".jsonvalue",
+                                          ".objects", ".pyforms", ".registry", ".statements")),
     # the builtins' core and the index of the families deferred (families)
-    *(f"tapecli.library{m}" for m in ("", ".core", ".draws", ".families", ".replay_kinds")),
+    *(f"tapecli.library{m}" for m in ("", ".core", ".families", ".replay_kinds")),
     "tapecli.api",
     *(f"tapecli.cli{m}" for m in ("", ".app", ".collector", ".lazytyper", ".process", ".render")),
 }
