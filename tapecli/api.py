@@ -99,11 +99,19 @@ class RunResult:
 
     @property
     def expectations(self) -> list[dict]:
-        return self.interpreter.expectations.results
+        return self.interpreter.expectation_results
 
     @property
     def tapes(self) -> list[Tape]:
         return self.interpreter.tapes
+
+
+def requests_of(result, kinds: tuple[str, ...]) -> list:
+    """The requests a command reports: those a selection kept (-k, --line, --last), else those of --of/--wrt,
+    else the program's of these kinds."""
+    if getattr(result, "selected", None) is not None:
+        return result.selected
+    return result.implicit or [r for r in result.requests if r.kind in kinds]
 
 
 def request_entries(requests, convert) -> list[dict]:
@@ -400,7 +408,7 @@ def run_python(tree, source: str, filename: str, options: Options) -> RunResult:
             try:
                 _numerics_checked(ctx, source)
             except TdfError as e:
-                e.output, e.expectations = ran.output, ran.expectations.results       # (what ran before it)
+                e.output, e.expectations = ran.output, ran.expectation_results       # (what ran before it)
                 raise
     except TdfError as e:
         e.warnings = list(ctx.settings.warnings)
@@ -454,7 +462,7 @@ def run_program(program: Program, filename: str = "<input>", options: Options | 
         if getattr(e, "explain_none", False) and not ctx.provenance.enabled:
             _explain_none(e, program, filename, options)
         raise
-    for exp in _plain_messages(interp.expectations.results):
+    for exp in _plain_messages(interp.expectation_results):
         if not exp["ok"]:
             ctx.settings.warn(f"expectation failed: {exp['expr']}", exp["line"])
     return RunResult(filename, interp, implicit, ctx)
@@ -477,7 +485,7 @@ def _run(program: Program, interp: Interpreter, ctx: RunContext, implicit_tape: 
             with contextlib.nullcontext() if implicit_tape is None else recording(implicit_tape, noted=True):
                 interp.run()
         except TdfError as e:
-            e.expectations = _plain_messages(interp.expectations.results)   # those that ran before it: `check` reports them
+            e.expectations = _plain_messages(interp.expectation_results)   # those that ran before it: `check` reports them
             raise
         finally:
             ctx.tapes.clear()       # (those a program entered by hand and never left too)

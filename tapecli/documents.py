@@ -9,7 +9,7 @@ import types
 import numpy as np
 
 from tapecli import api
-from tapecli.errors import TdfError
+from tapecli.errors import TdfError, escape_controls
 from tapecli.interpreter.jsonvalue import _weak_default, to_json
 from tapecli.runtime.values import DType, NumpyArray, Tensor, Variable, dtype_name
 
@@ -95,17 +95,9 @@ def request_entries(requests) -> list[dict]:
     return api.request_entries(requests, to_json)
 
 
-def requests_of(result, kinds: tuple[str, ...]) -> list:
-    """The requests a command reports: those a selection kept (-k, --line, --last), else those of --of/--wrt,
-    else the program's of these kinds."""
-    if getattr(result, "selected", None) is not None:
-        return result.selected
-    return result.implicit or [r for r in result.requests if r.kind in kinds]
-
-
 def requests_doc(command: str, result, kinds: tuple[str, ...]) -> dict:
     key = {"grad": "gradients", "jacobian": "jacobians", "hessian": "hessians"}[command]
-    requests = requests_of(result, kinds)
+    requests = api.requests_of(result, kinds)
     return {"schema": SCHEMA, "command": command, "file": result.filename, "ok": True,
             key: request_entries(requests),
             **({"selected": result.selected_json} if getattr(result, "selected", None) is not None else {}),
@@ -141,26 +133,11 @@ def error_doc(command: str, filename: str | None, error: TdfError) -> dict:
 
 _EXCERPT = 120      # characters of a source line shown under an error
 
-# Control characters as `cat -v` shows them (ESC ^[, BEL ^G, CR ^M, DEL ^?, the C1 CSI M-^[): text for a
-# terminal never carries a program's escape sequences (a title, the clipboard, a cleared screen) raw. A tab
-# stays (cat -v's too); a newline stays where the text is several lines (terminal_text).
-_CONTROLS = {c: "^" + chr(c + 64) for c in range(32) if c not in (9, 10)}
-_CONTROLS |= {127: "^?", **{c: "M-^" + chr(c - 128 + 64) for c in range(128, 160)}}
-_CONTROLS_TOO = {**_CONTROLS, 10: "^J"}
-
-
-def escape_controls(text: str, newlines: bool = False) -> str:
-    """``text`` with its control characters shown as ``cat -v`` shows them (``newlines``: but a newline)."""
-    if text.isprintable():
-        return text
-    return text.translate(_CONTROLS if newlines else _CONTROLS_TOO)
-
-
 def terminal_text(text: str) -> str:
     """Text for people (an error with its excerpt, a report line) escaped for a terminal, line by line: a
     caret line under a source excerpt (``  12 | ...`` then ``     | ^^^``) still points at the same
     characters once the line before it is escaped."""
-    if text.isprintable() or not any(ord(c) in _CONTROLS for c in text):
+    if text.isprintable() or escape_controls(text, newlines=True) == text:      # (no control character but newlines)
         return text
     lines = text.split("\n")
     out = []

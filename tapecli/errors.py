@@ -204,3 +204,18 @@ def _one_edit(a: str, b: str) -> bool:
     short, long = (a, b) if len(a) < len(b) else (b, a)
     i = next((k for k in range(len(short)) if short[k] != long[k]), len(short))
     return short[i:] == long[i + 1:]
+
+
+# Control characters as `cat -v` shows them (ESC ^[, BEL ^G, CR ^M, DEL ^?, the C1 CSI M-^[): text for a
+# terminal never carries a program's escape sequences (a title, the clipboard, a cleared screen) raw. A tab
+# stays (cat -v's too); a newline stays where the text is several lines (documents.terminal_text).
+_CONTROLS = {c: "^" + chr(c + 64) for c in range(32) if c not in (9, 10)}
+_CONTROLS |= {127: "^?", **{c: "M-^" + chr(c - 128 + 64) for c in range(128, 160)}}
+_CONTROLS_TOO = {**_CONTROLS, 10: "^J"}
+
+
+def escape_controls(text: str, newlines: bool = False) -> str:
+    """``text`` with its control characters shown as ``cat -v`` shows them (``newlines``: but a newline)."""
+    if text.isprintable():
+        return text
+    return text.translate(_CONTROLS if newlines else _CONTROLS_TOO)

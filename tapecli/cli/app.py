@@ -190,7 +190,7 @@ class Invocation:
             kept = selection.entries(result, "explained")
             self.selected_json = selection.to_json(len(kept), len(result))
             return kept
-        from tapecli.documents import requests_of
+        from tapecli.api import requests_of
         from tapecli.tools.sweep import KINDS
         everything = requests_of(result, KINDS[self.command])
         result.selected = selection.requests(everything, {"grad": "gradient"}.get(self.command, self.command))
@@ -312,13 +312,14 @@ app.command("grad", help="Gradients: the file's t.gradient(...) calls, or --of/-
 
 
 def _show_requests(inv, command: str, kinds: tuple[str, ...], title: str):
+    from tapecli.api import requests_of
     from tapecli.cli import render as r
 
     def show(result):
         if inv.json:
             print(r.dumps(r.requests_doc(command, result, kinds)))
             return
-        requests = r.requests_of(result, kinds)
+        requests = requests_of(result, kinds)
         if not requests:
             sys.stderr.write(r.terminal_text(f"{inv.filename}: no {title} requests; use --of NAME [--wrt NAME]") + "\n")
             return

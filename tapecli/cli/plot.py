@@ -205,7 +205,7 @@ def lookup(name: str, values: dict[str, object], what: str) -> Series:
 def to_array(value, what: str) -> np.ndarray:
     """A float64 array for a tensor, a variable, a number or a (nested) list of them; a UsageError for
     anything else (None, a string, a function, a ragged list)."""
-    from tapecli.cli.tensorfmt import as_array
+    from tapecli.cli.render import as_array
     arr = value if isinstance(value, np.ndarray) else as_array(value)
     if arr is None and isinstance(value, (int, float)) and not isinstance(value, bool):
         arr = np.asarray(value)

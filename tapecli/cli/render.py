@@ -1,5 +1,6 @@
 """Rendering: Rich tables and table cells for people, and the JSON documents of tapecli/documents.py (re-exported
-here). Rich is imported lazily, and not at all for a plain table on a stdout that is not a terminal."""
+here, imported on first use: a table needs none). Rich is imported lazily, and not at all for a plain table on a
+stdout that is not a terminal."""
 from __future__ import annotations
 
 import os
@@ -8,11 +9,20 @@ import sys
 import numpy as np
 
 from tapecli import api
-from tapecli.documents import (SCHEMA, _is_value, dumps, error_doc, escape_controls,  # noqa: F401 (re-exported)
-                               format_error, request_entries, requests_doc, requests_of, run_doc, terminal_text,
-                               type_json, warning_line, watched_doc)
+from tapecli.errors import escape_controls
 from tapecli.interpreter.jsonvalue import _weak_default, tensor_json, to_json  # noqa: F401 (re-exported)
 from tapecli.runtime.values import Tensor, Variable
+
+_DOCUMENTS = frozenset(("SCHEMA", "_is_value", "dumps", "error_doc", "format_error", "request_entries", "requests_doc",
+                        "run_doc", "terminal_text", "type_json", "warning_line", "watched_doc"))
+
+
+def __getattr__(name: str):
+    """documents.py's names, re-exported."""
+    if name in _DOCUMENTS:
+        from tapecli import documents
+        return getattr(documents, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def format_cell(value, limit: int = 6, width: int | None = None, full: bool = False) -> str:
@@ -361,10 +371,21 @@ def _console_width() -> int:
     return width or 80
 
 
+def as_array(value) -> np.ndarray | None:
+    """The NumPy array a Tensor or Variable holds (a weak tensor in its default dtype), or a NumPy array of numbers
+    or bools itself (a program's that CPython ran); None otherwise."""
+    if type(value) is np.ndarray:
+        return value if value.dtype.kind in "biuf" else None
+    if isinstance(value, Variable):
+        value = value.read()
+    if isinstance(value, Tensor):
+        return _weak_default(value) if value.weak else value.value
+    return None
+
+
 def value_cell(value, full: bool = False):
     """A value's table cell: a TensorCell for a tensor of one or more dimensions (laid out for its column's
     width), else its text."""
-    from tapecli.cli.tensorfmt import as_array
     arr = as_array(value)
     if arr is not None and arr.ndim > 0:
         return TensorCell(arr, full)
@@ -374,6 +395,7 @@ def value_cell(value, full: bool = False):
 def value_table(values: dict, full: bool = False) -> tuple[list[str], list[list]]:
     """The columns and rows of `run`'s table of the names a program bound: a value too large to write
     (an integer of over 4,300 digits) is the error of its name."""
+    from tapecli.documents import _is_value, type_json
     from tapecli.errors import LimitError
     rows = []
     for name, value in values.items():

@@ -13,20 +13,6 @@ PRECISIONS = (4, 3, 2)
 SUMMARY_FROM = 4        # tensors of more elements than this get the summary line
 
 
-def as_array(value) -> np.ndarray | None:
-    """The NumPy array a Tensor or Variable holds (a weak tensor in its default dtype), or a NumPy array of numbers
-    or bools itself (a program's that CPython ran); None otherwise."""
-    from tapecli.interpreter.jsonvalue import _weak_default
-    from tapecli.runtime.values import Tensor, Variable
-    if type(value) is np.ndarray:
-        return value if value.dtype.kind in "biuf" else None
-    if isinstance(value, Variable):
-        value = value.read()
-    if isinstance(value, Tensor):
-        return _weak_default(value) if value.weak else value.value
-    return None
-
-
 def _g(x: float) -> str:
     return np.format_float_positional(x, precision=4, unique=True, fractional=False, trim="-") \
         if 1e-4 <= abs(x) < 1e5 or x == 0 else f"{x:.4g}"

@@ -116,13 +116,12 @@ class PythonRun:
         self.output = output
         self.requests: list = list(requests)       # a TensorFlow program's gradient requests and tapes
         self.tapes: list = list(tapes)
-        self.expectations = _Scope(expectations)
+        self.expectation_results = expectations
 
 
 class _Scope:
     def __init__(self, values):
         self.vars = values
-        self.results = values
 
     def get(self, name: str, default=None):
         """The value bound to ``name``, else ``default`` (as the interpreter's Scope answers)."""

@@ -16,7 +16,7 @@ import os
 from tapecli.frontend import ast, spellings
 from tapecli.errors import TdfSyntaxError
 from tapecli.recursion import recursion_limit
-from tapecli.frontend.grammar import grammar_text  # noqa: F401 (part of the parser's API)
+
 
 def _check_first_line(text: str) -> None:
     """The first statement must start at column 1 (the indenter only sees indentation after a newline)."""

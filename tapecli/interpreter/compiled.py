@@ -14,7 +14,6 @@ from tapecli.errors import LimitError, TdfError
 from tapecli.frontend import ast
 from tapecli.frontend.ast import Starred
 from tapecli.fusion import plan as fusion_plans
-from tapecli.interpreter.lazy import fusion, loop_plans, loop_shape, scalar_source
 from tapecli.interpreter.conversions import truth
 from tapecli.interpreter.objects import _FUSABLE, _MISSING, _Break, _Continue
 from tapecli.interpreter.expressions import list_literal_binary
@@ -23,6 +22,15 @@ from tapecli.interpreter.registry import BUILTINS, DISPATCH, builtin_result
 from tapecli.ops.scalar import FLOAT_SCALARS, OP_NAMES, scalar_binary
 from tapecli.runtime.limits import Limits
 from tapecli.runtime.values import Tensor, Variable, new_id
+from tapecli.lazymodule import LazyModule
+
+# The parts of the interpreter a straight-line program never uses, imported where a run first needs them
+# (docs/performance.md, "Start-up"); bound in globals() where the name is the module's, so that later reads are a
+# plain module's
+loop_plans = LazyModule("tapecli.interpreter.loop_plans", globals())      # a loop's iterations as kernel calls
+loop_shape = LazyModule("tapecli.interpreter.loop_shape", globals())      # what a loop's body does, for its plan
+fusion = LazyModule("tapecli.fusion.core")                                # one kernel for a large elementwise expression
+scalar_source = LazyModule("tapecli.interpreter.scalar_source", globals())   # a scalar statement as generated code
 
 new = Tensor.__new__
 

@@ -6,13 +6,13 @@ it reaches go to the tapes.
 from __future__ import annotations
 
 import contextlib
+import functools
 import time
 
 import numpy as np
 
 from tapecli.frontend import ast
-from tapecli.interpreter.registry import BUILTINS
-from tapecli.interpreter.expectations import Expectations
+from tapecli.interpreter.registry import BUILTINS, defer
 from tapecli.kernels import numpy_quiet, quiet as quiet_kernels
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import Tape, as_tensor, flatten
@@ -25,7 +25,8 @@ from tapecli.interpreter.statements import Statements
 from tapecli.interpreter.pyforms import PythonForms
 from tapecli.runtime.limits import Limits
 
-
+# `expect`, `expect_error`, `assert` and `~=`, with the builtins only they use: imported by the first a run makes
+defer("tapecli.interpreter.expectations", ("allclose", "gradcheck", "gradgradcheck"))
 
 
 class ErrorLine(str):
@@ -90,7 +91,7 @@ class Interpreter(Statements, Expressions, PythonForms):
         self.tapes: list[Tape] = []
         self.output = Output()
         self.muted_prints = 0           # calls of a tf.function running its traced graph (no Python print)
-        self.expectations = Expectations(self)
+        self.expectation_results: list[dict] = []      # what its expectations and asserts gave
         self._rng = None
         self.literal_cache: dict[int, np.ndarray | None] = {}
         self.implicit_wrt = implicit_wrt or set()
@@ -100,6 +101,12 @@ class Interpreter(Statements, Expressions, PythonForms):
         self.ctx = current()            # the run's context (api.run_program begins it first)
         self.ctx.settings.step = self._step     # what the library's iteration charges (limits.tick)
         self.compiled = Compiled(self)
+
+    @functools.cached_property
+    def expectations(self):
+        """The run's checks (expectations.py), made by the first."""
+        from tapecli.interpreter.expectations import Expectations
+        return Expectations(self)
 
     @property
     def rng(self):

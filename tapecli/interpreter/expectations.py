@@ -82,7 +82,7 @@ def _jsonable(value):
 class Expectations:
     def __init__(self, interp):
         self.interp = interp
-        self.results: list[dict] = []
+        self.results = interp.expectation_results
         self.last_report = None       # the GradcheckReport of the latest gradcheck call
 
     def approx_equal(self, left, right):

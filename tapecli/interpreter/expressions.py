@@ -9,7 +9,6 @@ import numpy as np
 
 from tapecli.frontend import ast
 from tapecli import ops
-from tapecli.interpreter.classes import Instance
 from tapecli.interpreter.conversions import truth
 from tapecli.interpreter.registry import BUILTINS, HOOKS, call_builtin, load_deferred
 from tapecli.errors import DtypeMismatch, LimitError, TdfError, TdfNameError, TdfTypeError, TdfValueError, UndefinedNameError
@@ -19,13 +18,17 @@ from tapecli.runtime import spelling
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import LIST_SLOT, admit, admit_text
 from tapecli.runtime.numpy_gate import ARRAY_METHODS
-from tapecli.runtime.specs import TypeSpec
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import (RAGGED, DType, NumpyArray, PythonBool, PythonTuple, python_int, Tensor, TensorShape, Variable,
                                     literal_array, not_an_index, numpy_binary, numpy_operand, numpy_result, numpy_text)
 from tapecli.frontend.ast import Starred
 from tapecli.interpreter.objects import (_MISSING, _PYFUNCTION, BoundMethod, Function, ProgramObject, Scope, _Return,
                                          Traces, _list_as_tensor, function_outputs, object_operator, trace_key)
+from tapecli.lazymodule import LazyModule
+
+# Read in isinstance checks alone, on paths a straight-line program does not take: imported there
+classes = LazyModule("tapecli.interpreter.classes", globals())     # a program's classes' instances
+specs = LazyModule("tapecli.runtime.specs", globals())             # tf.TensorSpec and the other type specs
 
 
 
@@ -359,7 +362,7 @@ class Expressions:
             return numpy_binary(op, left, right)            # NumPy's strings == "b": NumPy's elementwise answer
         if isinstance(left, (str, bytes)) and _text_tensor(right) or isinstance(right, (str, bytes)) and _text_tensor(left):
             return self._COMPARE[op](left, right)           # a string tensor == "b": TensorFlow's elementwise op
-        if isinstance(left, (str, DType, TypeSpec)) or isinstance(right, (str, DType, TypeSpec)):     # (Python's ==)
+        if isinstance(left, (str, DType, specs.TypeSpec)) or isinstance(right, (str, DType, specs.TypeSpec)):  # (Python's ==)
             if op in ("==", "!="):
                 return PythonBool(np.array((left == right) == (op == "==")))
             raise TdfTypeError(f"cannot compare strings with '{op}'")
@@ -473,21 +476,22 @@ class Expressions:
 
     def eval_Subscript(self, node, scope):
         value = self.eval(node.value, scope)
-        if isinstance(value, ProgramObject) and value.indexed_by_values:        # (np.r_[a, b], np.s_[1:])
-            try:
-                return value.index(self.index_values(node.items, scope))
-            except TdfError as e:
-                raise e.locate(node)
-        if value.__class__ is NumpyArray and value.value.dtype != object:       # NumPy's own indexing
+        if isinstance(value, ProgramObject):
+            if value.indexed_by_values:        # (np.r_[a, b], np.s_[1:])
+                try:
+                    return value.index(self.index_values(node.items, scope))
+                except TdfError as e:
+                    raise e.locate(node)
+            if isinstance(value, classes.Instance) and value.cls.find("__getitem__")[0] is not None \
+                    and not any(isinstance(i, ast.Slice) for i in node.items):      # (its class's own, given the key)
+                keys = [self.eval(i, scope) for i in node.items]
+                return self.call_value(value.get_attribute(self, "__getitem__", node),
+                                       [keys[0] if len(keys) == 1 else PythonTuple(keys)], node=node)
+        elif value.__class__ is NumpyArray and value.value.dtype != object:       # NumPy's own indexing
             try:
                 return HOOKS["numpy_item"](value, self.index_values(node.items, scope))
             except TdfError as e:
                 raise e.locate(node)
-        if isinstance(value, Instance) and value.cls.find("__getitem__")[0] is not None \
-                and not any(isinstance(i, ast.Slice) for i in node.items):      # (its class's own, given the key)
-            keys = [self.eval(i, scope) for i in node.items]
-            return self.call_value(value.get_attribute(self, "__getitem__", node),
-                                   [keys[0] if len(keys) == 1 else PythonTuple(keys)], node=node)
         index = [self._index_item(i, scope) for i in node.items]
         try:
             if isinstance(value, dict):

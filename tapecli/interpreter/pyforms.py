@@ -9,15 +9,18 @@ import numpy as np
 
 from tapecli.errors import RefusedImport, TdfAssertionError, TdfError, TdfNameError, TdfTypeError, TdfValueError
 from tapecli.frontend import ast
-from tapecli.interpreter.classes import KERAS, KERAS_MODEL, FrameworkBase, Namespace, ProgramClass, numpy_value
 from tapecli.interpreter.conversions import format_value, joined, truth
-from tapecli.interpreter.printing import program_repr, program_str, python_format
 from tapecli.interpreter.objects import _Break, _Continue, Function, ProgramObject, Scope
 from tapecli.interpreter.registry import BUILTINS, HOOKS
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import admit_text
 from tapecli.runtime.tape import type_word
 from tapecli.runtime.values import NumpyArray, PythonTuple, Tensor, Variable
+from tapecli.lazymodule import LazyModule
+
+# Imported by the first import, class, f-string or % format a run makes
+classes = LazyModule("tapecli.interpreter.classes", globals())
+printing = LazyModule("tapecli.interpreter.printing", globals())
 
 # The modules a program may import, and the namespace each binds (§11).
 _MODULES = {"tensorflow": "tf", "keras": "keras", "numpy": "np", "math": "math", "tensorflow.keras": "keras",
@@ -46,8 +49,8 @@ class PythonForms:
             if not importable(module):
                 raise RefusedImport(f"programs cannot import {module}", module=module,
                                     hint="tapecli programs may import tensorflow, keras, numpy and math")
-            value = Namespace(_MODULES[module]) if module in _MODULES else \
-                Namespace(_FROM[top]).get_attribute(self, leaf, node)
+            value = classes.Namespace(_MODULES[module]) if module in _MODULES else \
+                classes.Namespace(_FROM[top]).get_attribute(self, leaf, node)
             self.bind(scope, bound, value, node)
 
     def assign_targets(self, node, scope):
@@ -194,7 +197,7 @@ class PythonForms:
         for b in node.bases:
             base = self.eval(b, scope)
             if base is BUILTINS.get("Model") or base is BUILTINS.get("Sequential"):
-                base = FrameworkBase(KERAS_MODEL, KERAS)
+                base = classes.FrameworkBase(classes.KERAS_MODEL, classes.KERAS)
             made = getattr(base, "makes", None)         # (a class of the library's)
             if getattr(made, "derivable", False) is True:
                 raise TdfTypeError(f"the interpreter cannot derive a class from Keras's {base.__name__}",
@@ -206,14 +209,14 @@ class PythonForms:
                                    "classes (keras.layers.Layer, keras.Model, keras.losses.Loss, keras.metrics.Metric, "
                                    "keras.callbacks.Callback...) and, on CPython, Keras's concrete layers, optimizers "
                                    "and metrics").locate(b)
-            if not isinstance(base, (ProgramClass, FrameworkBase)):
+            if not isinstance(base, (classes.ProgramClass, classes.FrameworkBase)):
                 raise TdfTypeError(f"cannot derive from {type_word(base)}",
                                    hint="derive from a program class, tf.Module, keras.Model or keras.layers.Layer"
                                    ).locate(b)
             bases.append(base)
         body_scope = Scope(scope)
         self.exec_block(node.body, body_scope)
-        self.bind(scope, node.name, ProgramClass(node.name, bases, dict(body_scope.vars)), node)
+        self.bind(scope, node.name, classes.ProgramClass(node.name, bases, dict(body_scope.vars)), node)
 
     # ------------------------------------------------------------ expressions
     def eval_Comprehension(self, node, scope):
@@ -256,9 +259,9 @@ class PythonForms:
             observer.read()         # (a loop plan's value as text: Python's, which no plan makes again)
         spec = self.eval(node.spec, scope) if node.spec is not None else ""
         if node.conversion in ("r", "a"):
-            value = program_repr(value)
+            value = printing.program_repr(value)
         elif node.conversion == "s":
-            value = program_str(value)
+            value = printing.program_str(value)
         return format_with(value, spec)
 
     def eval_Starred(self, node, scope):
@@ -277,13 +280,13 @@ def _key(k):
 def python_scalar(value):
     """A scalar tensor or variable as a Python number; anything else unchanged."""
     if isinstance(value, (Tensor, Variable)):
-        v = numpy_value(value)
+        v = classes.numpy_value(value)
         return v if not isinstance(v, np.ndarray) else value
     return value
 
 
 def format_python(value) -> str:
-    return program_str(value)
+    return printing.program_str(value)
 
 
 # Both compiled on first use (re's cache): a program without %-formatting never needs them.
@@ -352,7 +355,7 @@ def _percent_argument(value, kind: str):
     if isinstance(value, str):
         return value
     if kind in ("s", "r") and current().settings.python_spelling:
-        return program_str(value) if kind == "s" else _Repr(program_repr(value))
+        return printing.program_str(value) if kind == "s" else _Repr(printing.program_repr(value))
     return python_scalar(value)
 
 
@@ -374,7 +377,7 @@ def format_with(value, spec: str) -> str:
     """``format(value, spec)`` on the program value: numbers with Python's format mini-language; never a
     Python object's own __format__ beyond numbers and strings."""
     if not spec and current().settings.python_spelling:
-        return python_format(value)
+        return printing.python_format(value)
     value = python_scalar(value)
     if isinstance(value, (bool, int, float, str)):
         if spec:

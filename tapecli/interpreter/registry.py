@@ -88,8 +88,10 @@ def defer(module: str, words, hooks=()) -> None:
     (``classes.Namespace``: the `tf.X` of a program CPython runs too), by a name no loaded family has, or by the
     first use of one of the ``hooks`` it answers."""
     _ORDER.append(module)
-    for word in words:
-        _DEFERRED.setdefault(word, []).append(module)
+    # (dict.fromkeys: a thousand words at every start-up, unlike a loop, cost little)
+    shared = {word: (*_DEFERRED[word], module) for word in _DEFERRED.keys() & words}    # (families deferred before)
+    _DEFERRED.update(dict.fromkeys(words, (module,)))
+    _DEFERRED.update(shared)
     for name in hooks:
         _HOOK_FAMILIES[name] = module
 

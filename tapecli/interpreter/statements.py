@@ -8,10 +8,8 @@ import numpy as np
 from tapecli.frontend import ast, forms, spellings
 from tapecli import ops
 from tapecli.interpreter.conversions import truth
-from tapecli.interpreter.printing import program_repr
 from tapecli.interpreter.registry import HOOKS, literal_list, named
 from tapecli.errors import (LimitError, TapeError, TdfNameError, TdfTypeError, TdfValueError, UsageError)
-from tapecli.interpreter.lazy import fusion, loop_plans, loop_shape
 from tapecli.ops.core import _tensor as new_tensor
 from tapecli.runtime.context import current
 from tapecli.runtime.tape import Tape, as_tensor, paused, recording, type_word
@@ -22,6 +20,12 @@ from tapecli.interpreter.objects import (_FUSABLE, CustomGradientFunction, Funct
                                          _Continue, _Return)
 from tapecli.runtime.limits import Limits, admit_pieces, check_deadline, resident_within
 from tapecli.runtime import spelling
+from tapecli.lazymodule import LazyModule
+
+# (as compiled.py's: imported by the first loop plan or fused expression a run makes)
+loop_plans = LazyModule("tapecli.interpreter.loop_plans", globals())
+loop_shape = LazyModule("tapecli.interpreter.loop_shape", globals())
+fusion = LazyModule("tapecli.fusion.core")
 
 
 def _alias_of(names: dict, name: str, variable) -> bool:
@@ -93,6 +97,7 @@ class Statements:
         if value.weak:
             value = Tensor(convert_weak(value.value, dtype if dtype is not None else ops.default_dtype(value.value)))
         elif dtype is not None and value.dtype != dtype and isinstance(value, (NumpyArray, PythonBool)):
+            from tapecli.interpreter.printing import program_repr
             value = Tensor(requested_dtype(value, dtype, program_repr(value), value.__class__ is NumpyArray))
         elif dtype is not None and value.dtype != dtype:
             raise TdfTypeError(f"{node.name} is declared {dtype_name(dtype)} but its value is "

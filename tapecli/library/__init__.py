@@ -7,13 +7,12 @@ Importing this package registers the core family and its hook (a tensor's, varia
 defers the others (``registry.defer``) to the first program that may use them: a family listed in
 ``families.WORDS`` (generated from the names it registers and checked by tests/interpreter/test_deferred_families.py)
 is imported for a program whose text has one of its words (the last word of one of its names, or its module's),
-Keras-lite for one with a first word of its names (``keras_words``), a family that answers a hook (``HOOKS``) when
+Keras-lite for one with a first word of its names (``families.KERAS``), a family that answers a hook (``HOOKS``) when
 the interpreter first asks it, and every family for a name no loaded family has. Add a family by adding its module
 to the table (``python tests/interpreter/test_deferred_families.py``), and its hooks to ``HOOKS``.
 """
 from tapecli.library import core  # noqa: F401
-from tapecli.library.families import WORDS as _WORDS
-from tapecli.library.keras_words import WORDS as _KERAS_WORDS
+from tapecli.library.families import KERAS as _KERAS_WORDS, WORDS as _WORDS
 from tapecli.interpreter.registry import defer as _defer
 
 # The hooks each deferred family answers: the interpreter's first question imports it (checked against what the
@@ -25,9 +24,9 @@ HOOKS = {"numpy_forms": ("host_module_name",), "python": ("python_attribute",),
 _MORE_WORDS = {"numpy_forms": ("np",)}
 
 for _module, _words in _WORDS.items():      # in the order they import each other
-    _defer(f"tapecli.library.{_module}", {*_words, *_MORE_WORDS.get(_module, ())}, HOOKS.get(_module, ()))
+    _defer(f"tapecli.library.{_module}", [*_words.split(), *_MORE_WORDS.get(_module, ())], HOOKS.get(_module, ()))
 for _module in HOOKS.keys() - _WORDS.keys():
     _defer(f"tapecli.library.{_module}", (), HOOKS[_module])
-_defer("tapecli.library.keras_names", _KERAS_WORDS)
+_defer("tapecli.library.keras_names", _KERAS_WORDS.split())
 
 from tapecli.library import replay_kinds  # noqa: F401,E402  (what the common builtins are to a loop plan; last)

@@ -10,23 +10,24 @@ import numpy as np
 from tapecli.autodiff import gradients
 from tapecli import kernels, ops
 from tapecli.errors import KernelValueError, NoAttribute, ShapeError, TdfTypeError, TdfValueError
-from tapecli.library.draws import drawn, generator, normal_values, tensorflow_stream, tf_op_values, uniform_values
 from tapecli.runtime.context import current
 from tapecli.runtime.limits import admit
-from tapecli.runtime.specs import Shape, TypeSpec
 from tapecli.runtime.tape import as_tensor, type_word
 from tapecli.runtime.values import (DTYPE_ATTRIBUTES, DType, DTYPES, NumpyArray, NumpyDType, PythonBool, PythonTuple,
                                     Tensor, TensorShape, UnreadVariable, Variable, dtype_name, keras_path,
                                     filled, literal_array, tensorflow_name)
-from tapecli.interpreter.classes import Instance
 from tapecli.interpreter.conversions import joined, to_float, to_int, truth
-from tapecli.interpreter.printing import program_str, tf_print_text
 from tapecli.interpreter.registry import BUILTINS, after_load, builtin, call_builtin, defer, hook, load_word, register  # noqa: F401 (call_builtin re-exported)
 from tapecli.runtime import spelling
 from tapecli.version import KERAS_VERSION, TENSORFLOW_VERSION
 from tapecli.lazymodule import LazyModule
 
 jacobians = LazyModule("tapecli.autodiff.jacobians", globals())    # (t.jacobian, t.batch_jacobian alone)
+# (random draws, a program's classes, type specs and printing: imported where a run first needs them)
+draws = LazyModule("tapecli.library.draws", globals())
+classes = LazyModule("tapecli.interpreter.classes", globals())
+specs = LazyModule("tapecli.runtime.specs", globals())
+printing = LazyModule("tapecli.interpreter.printing", globals())
 
 
 class NamedResult(list):
@@ -478,7 +479,7 @@ def _source(interp, seed):
 
 
 def _rng(interp, seed) -> np.random.Generator:
-    return generator(_source(interp, seed))
+    return draws.generator(_source(interp, seed))
 
 
 def _draw(interp, shape, seed, dtype, sample, *params):
@@ -486,7 +487,7 @@ def _draw(interp, shape, seed, dtype, sample, *params):
     again), weighed first, in the float dtype asked for (converted by a kernel)."""
     shape = to_shape(shape)
     _check_size(shape)
-    return drawn(sample, _float_dtype(dtype), _source(interp, seed), *params, shape)
+    return draws.drawn(sample, _float_dtype(dtype), _source(interp, seed), *params, shape)
 
 
 def _seed_dtype(positional: tuple, seed, dtype):
@@ -507,13 +508,13 @@ def _seed_dtype(positional: tuple, seed, dtype):
 def tf_draw(op: str, shape, seed, dtype, *params):
     """TensorFlow's own numbers for a seeded draw of a TensorFlow program (draws.tensorflow_stream), None
     where the run's generator draws; its values made again by a loop plan (``kernels.drawn``)."""
-    state = tensorflow_stream(seed)
+    state = draws.tensorflow_stream(seed)
     if state is None:
         return None
     shape = to_shape(shape)
     _check_size(shape)
     want = _float_dtype(dtype) if op != "uniform" or dtype is None or to_dtype(dtype).kind == "f" else to_dtype(dtype)
-    return Tensor(kernels.drawn(tf_op_values, state, op, None if seed is None else to_int(seed, "seed"), want, shape,
+    return Tensor(kernels.drawn(draws.tf_op_values, state, op, None if seed is None else to_int(seed, "seed"), want, shape,
                                 *params))
 
 
@@ -531,7 +532,7 @@ def normal(interp, shape, mean=0.0, stddev=1.0, *seed_dtype, seed=None, dtype=No
     found = tf_draw("normal", shape, seed, dtype, to_float(mean), to_float(stddev))
     if found is not None:
         return found
-    return _draw(interp, shape, seed, dtype, normal_values, to_float(mean), to_float(stddev))
+    return _draw(interp, shape, seed, dtype, draws.normal_values, to_float(mean), to_float(stddev))
 
 
 @builtin(interp=True)
@@ -541,7 +542,7 @@ def uniform(interp, shape, minval=0.0, maxval=1.0, *seed_dtype, seed=None, dtype
                     _python_number(maxval))
     if found is not None:
         return found
-    return _draw(interp, shape, seed, dtype, uniform_values, to_float(minval), to_float(maxval))
+    return _draw(interp, shape, seed, dtype, draws.uniform_values, to_float(minval), to_float(maxval))
 
 
 @builtin(interp=True)
@@ -609,7 +610,7 @@ def len_(interp, x):
         return Tensor(np.array(len(x), dtype=np.int64), weak=True)
     if hasattr(x, "length"):            # (a tf.data.Dataset)
         return Tensor(np.array(x.length(), dtype=np.int64), weak=True)
-    if isinstance(x, Instance) and x.cls.find("__len__")[0] is not None:      # (a program's class's own)
+    if isinstance(x, classes.Instance) and x.cls.find("__len__")[0] is not None:      # (a program's class's own)
         return interp.call_value(x.get_attribute(interp, "__len__", None), [])
     t = ops.to_tensor(x)
     if t.ndim == 0 and t.dtype.kind in "OSU" and x.__class__ is NumpyArray:     # (bytes, a NumPy str_: Python's len)
@@ -626,7 +627,7 @@ def print_(interp, *values, sep=" ", end="\n", flush=False):
     for name, text in (("sep", sep), ("end", end)):
         if not isinstance(text, str):
             raise TdfTypeError(f"print(): {name} must be a string, got {type_word(text)}")
-    line = joined(sep, [program_str(v) for v in values], "print()")
+    line = joined(sep, [printing.program_str(v) for v in values], "print()")
     if end == "\n":
         interp.output.append(line)
     else:
@@ -643,7 +644,7 @@ def tf_print(interp, *inputs, output_stream=None, summarize=3, sep=" ", end="\n"
         raise TdfValueError("tf.print(): output_stream is sys.stdout or sys.stderr in a tapecli program (a file's "
                             "path or a logging function reaches outside the run)")
     n = to_int(summarize, "summarize") if summarize is not None else 3
-    text = joined(sep, [tf_print_text(v, n) for v in inputs], "tf.print()")
+    text = joined(sep, [printing.tf_print_text(v, n) for v in inputs], "tf.print()")
     if output_stream is not None and not output_stream.standard_error:
         interp.output.write(text + end)
     else:
@@ -711,7 +712,7 @@ def attribute(interp, value, attr, node):
         return _tensor_attribute(value, attr)
     elif isinstance(value, DType):
         return _dtype_attribute(value, attr)
-    elif isinstance(value, (Shape, TypeSpec)) and not attr.startswith("_") and hasattr(value, attr):
+    elif isinstance(value, (specs.Shape, specs.TypeSpec)) and not attr.startswith("_") and hasattr(value, attr):
         return _spec_attribute(getattr(value, attr), attr)
     raise NoAttribute(f"{type_word(value)} has no attribute {attr}")
 

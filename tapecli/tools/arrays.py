@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tapecli.api import numpy_value, request_entries
-from tapecli.documents import requests_of
+from tapecli.api import numpy_value, request_entries, requests_of
 from tapecli.errors import UsageError
 from tapecli.tools import outfile
 from tapecli.tools.diff import json_array

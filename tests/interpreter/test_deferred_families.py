@@ -1,7 +1,7 @@
 """Builtin families imported on first use (``interpreter/registry.py``: defer, load_deferred).
 
-``tapecli/library/families.py`` lists the words that import each deferred family, derived from the names it
-registers: these tests import every family and compare, so the table cannot go stale
+``tapecli/library/families.py`` lists the words that import each deferred family (Keras-lite's apart), derived from
+the names it registers: these tests import every family and compare, so the table cannot go stale
 (``python tests/interpreter/test_deferred_families.py`` writes it again). A program must see the same builtins,
 values, errors and hints whether a family was imported before it ran or not.
 """
@@ -83,6 +83,23 @@ def family_words(found: dict) -> dict:
             for module, names in rows.items() if names}      # (a family of hooks alone: library/__init__.py's HOOKS)
 
 
+def keras_words(found: dict) -> list[str]:
+    """The words that import Keras-lite: the first word of each name it registers (``layers.add`` gives ``layers``)."""
+    return sorted({name.partition(".")[0] for name, owner in found["owners"].items() if owner == KERAS})
+
+
+def _spaced(words: list[str], indent: str) -> list[str]:
+    """``words`` as one string of words separated by spaces, written as adjacent literals in lines of 118 characters
+    at most (one string unmarshals faster than a tuple of them)."""
+    rows, row = [], ""
+    for word in words:
+        if row and len(indent) + len(repr(f"{row} {word} ")) > 118:
+            rows.append(row + " ")
+            row = ""
+        row = f"{row} {word}" if row else word
+    return [f"{indent}{text!r}" for text in [*rows, row]]
+
+
 def table_text(found: dict) -> str:
     """families.py as it should read."""
     lines = ['"""The builtin families imported on first use (``library/__init__.py``, ``registry.defer``): each module,',
@@ -90,18 +107,13 @@ def table_text(found: dict) -> str:
              "are the last word of each name it registers; a name whose last word is a flat name too gives its module's",
              "(tf.sparse.add is looked up by ``sparse``: a program that adds need not import tf.sparse); a module that",
              "has no flat names (classes.Namespace.CLOSED: tf.experimental.numpy.var, .array, .diff) gives its first",
-             "word, which a program reads before them. Generated from what the modules register by",
-             '``python tests/interpreter/test_deferred_families.py``, which checks it."""', "", "WORDS = {"]
+             "word, which a program reads before them. Keras-lite (``keras_names``: its layers, models, losses, optimizers,",
+             "metrics, initializers, schedules and base classes, about 20 ms of imports) has the first word of each of",
+             "its names. Each family's words are one string, separated by spaces. Generated from what the modules",
+             'register by ``python tests/interpreter/test_deferred_families.py``, which checks it."""', "", "WORDS = {"]
     for module, words in family_words(found).items():
-        lines.append(f"    {module.rpartition('.')[2]!r}: (")
-        row = "       "
-        for name in words:
-            if len(row) + len(repr(name)) + 2 > 118:
-                lines.append(row.rstrip())
-                row = "       "
-            row += f" {name!r},"
-        lines += [row, "    ),"]
-    return "\n".join([*lines, "}", ""])
+        lines += [f"    {module.rpartition('.')[2]!r}: (", *_spaced(words, " " * 8), "    ),"]
+    return "\n".join([*lines, "}", "", "KERAS = (", *_spaced(keras_words(found), " " * 4), ")", ""])
 
 
 @pytest.fixture(scope="module")
@@ -117,8 +129,8 @@ def test_the_table_lists_the_words_of_the_names_each_deferred_family_registers(f
 def test_the_words_that_import_keras_lite_are_those_of_the_names_it_registers(found):
     names = [name for name, owner in found["owners"].items() if owner == KERAS]
     assert len(names) > 300 and "Dense" in names and "layers.add" in names
-    from tapecli.library.keras_words import WORDS
-    assert WORDS == {name.partition(".")[0] for name in names}
+    from tapecli.library.families import KERAS as words
+    assert words.split() == keras_words(found) and {"Dense", "layers", "mse"} <= set(words.split())
 
 
 def test_a_deferred_family_that_answers_a_hook_is_imported_by_it(found):
@@ -130,6 +142,21 @@ def test_a_deferred_family_that_answers_a_hook_is_imported_by_it(found):
     assert {name: owner for name, owner in found["hooks"].items()
             if owner in found["deferred"] and owner != KERAS} == declared
     assert {"attribute", "python_attribute", "out_of_scope", "host_module_name"} <= found["hooks"].keys()
+
+
+def test_the_expectations_are_imported_by_the_builtins_they_register():
+    """interpreter/expectations.py (expect's checks) defers itself by the names of its builtins (interpreter/core.py)."""
+    script = textwrap.dedent("""\
+        import tapecli.interpreter.core
+        from tapecli.interpreter import registry
+        before = set(registry.BUILTINS)
+        import tapecli.interpreter.expectations
+        print(sorted(set(registry.BUILTINS) - before))
+        print(sorted(w for w, modules in registry._DEFERRED.items() if "tapecli.interpreter.expectations" in modules))
+        """)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
+    registered, deferred = proc.stdout.splitlines()
+    assert registered == deferred == "['allclose', 'gradcheck', 'gradgradcheck']"
 
 
 def test_a_name_a_deferred_family_replaces_is_in_its_row(found):
@@ -205,7 +232,7 @@ RUNNER = textwrap.dedent("""\
     loaded = sorted(m.rpartition(".")[2] for m in sys.modules if m.startswith("tapecli.library.")
                     and m.count(".") == 2 and m.rpartition(".")[2] not in (
                         "core", "python", "numpy_forms", "numpy_writes", "scope", "replay_kinds", "families",
-                        "keras_words", "draws", "keras"))
+                        "draws", "keras"))
     print(loaded)
     print(out)
     """)

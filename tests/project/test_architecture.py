@@ -44,7 +44,7 @@ def _imports(name: str, path: Path, modules: dict) -> set[str]:
             if len(submodules) < len(node.names):
                 found.add(base)
         elif isinstance(node, ast.Call) and getattr(node.func, "id", None) == "LazyModule" and node.args \
-                and isinstance(node.args[0], ast.Constant):      # interpreter/lazy.py: an import on first use
+                and isinstance(node.args[0], ast.Constant):      # lazymodule.py: an import on first use
             found.add(node.args[0].value)
     return {m for m in found if m in modules and m != name}
 

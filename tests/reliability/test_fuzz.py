@@ -147,7 +147,7 @@ def _grammar_strategy():
     spaces around them, since from_lark glues tokens together."""
     from hypothesis.extra.lark import from_lark
     from lark import Lark
-    from tapecli.frontend.parser import grammar_text
+    from tapecli.frontend.grammar import grammar_text
     from tapecli.frontend.softkeywords import SOFT_KEYWORDS
     grammar = Lark(grammar_text(), parser="lalr")
     explicit = {"_NEWLINE": st.just("\x00"), "_INDENT": st.just("\x01"), "_DEDENT": st.just("\x02"),

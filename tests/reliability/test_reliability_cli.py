@@ -561,7 +561,8 @@ def test_the_table_of_values_escapes_control_characters_and_json_keeps_them(tmp_
 
 
 def test_terminal_text_escapes_as_cat_v_does():
-    from tapecli.documents import escape_controls, terminal_text
+    from tapecli.documents import terminal_text
+    from tapecli.errors import escape_controls
     assert escape_controls("a\x00\x1b\x07\t\x7f\x85\x9b\u00e9") == "a^@^[^G\t^?M-^EM-^[\u00e9"
     assert escape_controls("a\nb") == "a^Jb" and escape_controls("a\nb", newlines=True) == "a\nb"
     text = "f.tdf:1:7: NameError: x\n    1 | s = '\x1b' + x\n      |            ^"
