@@ -11,6 +11,7 @@ Keras-lite for one with a first word of its names (``families.KERAS``), a family
 the interpreter first asks it, and every family for a name no loaded family has. Add a family by adding its module
 to the table (``python tests/interpreter/test_deferred_families.py``), and its hooks to ``HOOKS``.
 """
+from tapecli import ops as _ops
 from tapecli.library import core  # noqa: F401
 from tapecli.library.families import KERAS as _KERAS_WORDS, WORDS as _WORDS
 from tapecli.interpreter.registry import defer as _defer
@@ -23,6 +24,9 @@ HOOKS = {"numpy_forms": ("host_module_name",), "python": ("python_attribute",),
 # NumPy's forms for a program that reads a name of np (classes.Namespace: also where it imports numpy as onp)
 _MORE_WORDS = {"numpy_forms": ("np",)}
 
+# The op families whose ops have builtin names: imported for a program that names one (core registers them then)
+for _family, _builtins in _ops.BUILTINS.items():
+    _defer(f"tapecli.ops.{_family}", _builtins)
 for _module, _words in _WORDS.items():      # in the order they import each other
     _defer(f"tapecli.library.{_module}", [*_words.split(), *_MORE_WORDS.get(_module, ())], HOOKS.get(_module, ()))
 for _module in HOOKS.keys() - _WORDS.keys():

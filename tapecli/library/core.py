@@ -17,7 +17,7 @@ from tapecli.runtime.values import (DTYPE_ATTRIBUTES, DType, DTYPES, NumpyArray,
                                     Tensor, TensorShape, UnreadVariable, Variable, dtype_name, keras_path,
                                     filled, literal_array, tensorflow_name)
 from tapecli.interpreter.conversions import joined, to_float, to_int, truth
-from tapecli.interpreter.registry import BUILTINS, after_load, builtin, call_builtin, defer, hook, load_word, register  # noqa: F401 (call_builtin re-exported)
+from tapecli.interpreter.registry import BUILTINS, after_load, builtin, call_builtin, hook, load_word, register  # noqa: F401 (call_builtin re-exported)
 from tapecli.runtime import spelling
 from tapecli.version import KERAS_VERSION, TENSORFLOW_VERSION
 from tapecli.lazymodule import LazyModule
@@ -129,14 +129,12 @@ def _check_size(shape, dtype=None):
 # ----------------------------------------------------------------- math ops
 
 # The elementwise ops' builtins come from the op table (``Op.program``): the op's public function is the builtin, one
-# call less per use. A deferred family's (ops.BUILTINS) are registered once a program's words or another use load it.
+# call less per use. A deferred op family's (ops.BUILTINS: library/__init__.py defers it by them) are registered once
+# a program's words or another use load it.
 @after_load
 def _op_builtins() -> None:
     for op, name in [(op, name) for op in ops.OPS.values() for name in op.program if name not in BUILTINS]:
         builtin(name)(getattr(ops, op.public_name))
-
-
-for _family, _builtins in ops.BUILTINS.items(): defer(f"tapecli.ops.{_family}", _builtins)
 
 
 @builtin()
