@@ -354,8 +354,9 @@ class PythonBool(Tensor):
 
 
 def python_int(value):
-    """A Python bool as the int it is in Python's arithmetic (``True + True`` is 2); any other value as it is."""
-    return Tensor(value.value.astype(np.int64), weak=True) if value.__class__ is PythonBool else value
+    """A Python bool as the int it is in Python's arithmetic (``True + True`` is 2); any other value as it is. (A
+    NumPy int64 scalar, as an integer literal's: the ops compute that as Python does, ``True % -1.0`` -0.0.)"""
+    return Tensor(np.int64(value.value), weak=True) if value.__class__ is PythonBool else value
 
 
 def not_an_index(key) -> str:

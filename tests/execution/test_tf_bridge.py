@@ -572,6 +572,8 @@ def test_by_default_cpython_runs_what_the_bridge_takes_but_a_training_loop_only_
     ("isinstance(False, bool)", "True"), ("isinstance(1, bool)", "False"),
     ("'abcdef'[1:3] + 'abcdef'[-1] + 'abcdef'[::2]", "bcface"), ("''[3:-5] + 'x'[5:9] + 'y'", "y"),
     ("-True", "-1"), ("~True", "-2"), ("-(1 == 1) + 2", "1"), ("abs(True) + round(True)", "2"),
+    # (a bool is Python's int in arithmetic: Python's remainder's sign, not TensorFlow's FloorMod's +0.0)
+    ("True % -1.0", "-0.0"), ("isinstance(0, int) % -1.0", "-0.0"), ("True // -1.0", "-1.0"), ("True + True", "2"),
     ("0 == [1, 2]", "False"), ("[1, 2] != 1", "True"), ("633789.868331192 ** 4", "1.613545324981115e+23"),
     ("2 ** 0.5", "1.4142135623730951")])
 def test_the_interpreters_integers_are_pythons_within_64_bits(expression, value, monkeypatch):
