@@ -57,6 +57,7 @@ ALLOWED: dict[str, dict[str, str]] = {
               if name not in ("lib", "testing", *numpy_gate.IN_MEMORY)},
     "numpy.random": numpy_gate.REFUSED["numpy.random"], "numpy.linalg": {}, "numpy.fft": {}, "numpy.exceptions": {},
     "numpy.lib": {}, "numpy.lib.stride_tricks": {}, "numpy.lib.recfunctions": {}, "numpy.testing": {},
+    "numpy.lib.scimath": {},        # (np.emath: its functions give complex results where the real ones give nan)
     "numpy.rec": {"fromfile": "it reads files"},
     "numpy.char": numpy_gate.STRING_REFUSED, "numpy.strings": numpy_gate.STRING_REFUSED,
     "numpy.ma": {**dict.fromkeys(("dump", "load"), "it reads or writes files"),      # (NumPy 1.x has these four)
@@ -82,7 +83,8 @@ _ONLY = {"io": {"StringIO", "BytesIO", "UnsupportedOperation"},
                  "maxsize", "maxunicode", "float_info", "int_info", "hash_info", "float_repr_style", "byteorder",
                  "platform", "getrecursionlimit", "getsizeof", "getdefaultencoding", "exc_info", "exception"},
          "array": {"array", "ArrayType", "typecodes"},
-         "numpy.lib": {"stride_tricks", "recfunctions"},
+         "numpy.lib": {"stride_tricks", "recfunctions", "scimath"},
+         "numpy.lib.scimath": {"sqrt", "log", "log2", "logn", "log10", "power", "arccos", "arcsin", "arctanh"},
          # (its comparisons of arrays alone: a gradient check's assert_allclose)
          "numpy.testing": {"assert_", "assert_allclose", "assert_almost_equal", "assert_approx_equal",
                            "assert_array_almost_equal", "assert_array_almost_equal_nulp", "assert_array_equal",
@@ -240,7 +242,7 @@ class Modules:
             else:
                 value = getattr(real, attr)          # AttributeError: as CPython says it
                 if isinstance(value, types.ModuleType):
-                    full = f"{name}.{attr}"
+                    full = _module_name(name, attr, value)
                     if not importable(full):
                         raise refused_name(name, attr, "it is a module tapecli does not allow")
                     value = self.proxy(full)
@@ -288,6 +290,17 @@ class _SysModule(types.ModuleType):
 
 
 _SysModule.__module__, _SysModule.__name__, _SysModule.__qualname__ = "builtins", "module", "module"
+
+
+def _module_name(module: str, attr: str, value: types.ModuleType) -> str:
+    """The name by which the table allows the module ``module.attr``: that, or the module's own name where it is
+    another of the same package's (``np.emath`` is ``numpy.lib.scimath``, and no ``numpy.emath`` imports); a
+    module another module imported (``dataclasses.sys``) is read by its attribute's name, and refused."""
+    full = f"{module}.{attr}"
+    own = value.__name__
+    if not importable(full) and own.startswith(module.split(".")[0] + ".") and importable(own):
+        return own
+    return full
 
 
 def allows(module: str, attr: str) -> bool:
