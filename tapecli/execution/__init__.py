@@ -69,7 +69,10 @@ def python_only(source: str, filename: str = "<input>", max_memory: int | None =
                         return None
                 elif (full or "").split(".")[0] in FRAMEWORKS:
                     return None
-                bound.add(alias.asname or alias.name.split(".")[0])
+                if alias.name == "*":
+                    bound.update(_star_names(module))
+                else:
+                    bound.add(alias.asname or alias.name.split(".")[0])
         elif isinstance(node, ast.ExceptHandler) and node.name:
             bound.add(node.name)
         elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
@@ -87,6 +90,14 @@ def python_only(source: str, filename: str = "<input>", max_memory: int | None =
         return tree if (free_names or not free) and bridgeable(tree, allowed, interpreter_can_run=not refused) \
             else None
     return None if free and not free_names else tree
+
+
+def _star_names(module: str) -> list[str]:
+    """What ``from module import *`` binds, for a module a program may import (modules.star_names); none for
+    another, whose import the run refuses at its line."""
+    from tapecli.execution.modules import importable, star_names
+    return star_names(module) if importable(module) and module not in ("matplotlib", "matplotlib.pyplot") \
+        and not module.startswith("matplotlib.") else []
 
 
 def imports(tree: ast.Module) -> bool:

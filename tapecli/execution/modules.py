@@ -229,7 +229,7 @@ class Modules:
 
         def resolve(attr: str):
             if attr == "__all__":
-                value = [n for n in getattr(real, "__all__", dir(real)) if allows(name, n)]
+                value = star_names(name, real)
             elif attr in own:
                 value = own[attr]
                 if isinstance(value, Current):      # (read afresh each time, never kept in the proxy)
@@ -290,6 +290,21 @@ class _SysModule(types.ModuleType):
 
 
 _SysModule.__module__, _SysModule.__name__, _SysModule.__qualname__ = "builtins", "module", "module"
+
+
+def star_names(module: str, real=None) -> list[str]:
+    """The names ``from module import *`` binds in a program: CPython's (the module's ``__all__``, else its public
+    names) that the table allows, less the submodules no program may import (``from numpy import *`` binds
+    ``linalg`` and ``fft``, not ``ctypeslib``)."""
+    real = importlib.import_module(module) if real is None else real
+    names = getattr(real, "__all__", None)
+    names = [n for n in dir(real) if not n.startswith("_")] if names is None else names
+    return [n for n in names if allows(module, n) and not _refused_submodule(module, n, getattr(real, n, None))]
+
+
+def _refused_submodule(module: str, attr: str, value) -> bool:
+    """Whether the resolver refuses ``module.attr``, a module."""
+    return isinstance(value, types.ModuleType) and not importable(_module_name(module, attr, value))
 
 
 def _module_name(module: str, attr: str, value: types.ModuleType) -> str:
