@@ -57,6 +57,7 @@ ALLOWED: dict[str, dict[str, str]] = {
               if name not in ("lib", "testing", *numpy_gate.IN_MEMORY)},
     "numpy.random": numpy_gate.REFUSED["numpy.random"], "numpy.linalg": {}, "numpy.fft": {}, "numpy.exceptions": {},
     "numpy.lib": {}, "numpy.lib.stride_tricks": {}, "numpy.lib.recfunctions": {}, "numpy.testing": {},
+    "numpy.typing": {},             # (the annotations of array code: NDArray[np.float64], ArrayLike)
     "numpy.lib.scimath": {},        # (np.emath: its functions give complex results where the real ones give nan)
     "numpy.rec": {"fromfile": "it reads files"},
     "numpy.char": numpy_gate.STRING_REFUSED, "numpy.strings": numpy_gate.STRING_REFUSED,
@@ -84,6 +85,7 @@ _ONLY = {"io": {"StringIO", "BytesIO", "UnsupportedOperation"},
                  "platform", "getrecursionlimit", "getsizeof", "getdefaultencoding", "exc_info", "exception"},
          "array": {"array", "ArrayType", "typecodes"},
          "numpy.lib": {"stride_tricks", "recfunctions", "scimath"},
+         "numpy.typing": {"ArrayLike", "DTypeLike", "NBitBase", "NDArray"},
          "numpy.lib.scimath": {"sqrt", "log", "log2", "logn", "log10", "power", "arccos", "arcsin", "arctanh"},
          # (its comparisons of arrays alone: a gradient check's assert_allclose)
          "numpy.testing": {"assert_", "assert_allclose", "assert_almost_equal", "assert_approx_equal",

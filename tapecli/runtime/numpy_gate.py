@@ -9,6 +9,7 @@ import functools
 import math
 import operator
 import sys
+import types
 
 import numpy as np
 
@@ -247,8 +248,8 @@ _CHECKS = {("numpy.lib.stride_tricks", "as_strided"): _strided_within_its_array}
 def weighed(module: str, name: str, function, then=None):
     """``function`` of NumPy's ``module`` with its result weighed before (or, unknown, as soon as) it is made;
     ``then``: called with the arguments once they are weighed, before NumPy runs (a caller's own refusals)."""
-    if isinstance(function, (type, np.ufunc)) or not callable(function):
-        return function
+    if isinstance(function, (type, np.ufunc, types.GenericAlias)) or not callable(function):
+        return function         # (a class, a ufunc, an alias such as numpy.typing.NDArray: NumPy's own)
     then = then or _CHECKS.get((module, name))
     estimate = _MODULE_ESTIMATES[module].get(name) if module in _MODULE_ESTIMATES else ESTIMATES.get(name)
     if estimate is None and module == "numpy.random":
