@@ -311,10 +311,23 @@ class numpy_settings_kept:
     callback) comes back when its run ends, on either runner: two runs in one process never see each other's."""
 
     def __enter__(self):
-        self.saved = (np.get_printoptions(), np.geterr(), np.geterrcall())
+        self.saved = (np.get_printoptions(), np.geterr(), np.geterrcall(), _polynomial_style())
 
     def __exit__(self, *exc):
-        printing, errors, call = self.saved
+        printing, errors, call, unicode = self.saved
         np.set_printoptions(**printing)
         np.seterr(**errors)
         np.seterrcall(call)
+        polybase = sys.modules.get(_POLYBASE)
+        if polybase is not None:        # (np.polynomial.set_default_printstyle: its classes' print style)
+            polybase.ABCPolyBase._use_unicode = unicode
+
+
+_POLYBASE = "numpy.polynomial._polybase"
+
+
+def _polynomial_style() -> bool:
+    """Whether NumPy's polynomials print in unicode: their default, unless a program changed it (read without
+    importing numpy.polynomial where nothing has yet)."""
+    polybase = sys.modules.get(_POLYBASE)
+    return True if polybase is None else polybase.ABCPolyBase._use_unicode

@@ -300,6 +300,15 @@ def test_two_runs_never_see_each_other():
     assert any("divide by zero" in w["message"] for w in second.warnings)
 
 
+def test_a_runs_polynomial_print_style_goes_with_it():
+    """np.polynomial.set_default_printstyle changes a class attribute of NumPy's: the next run prints as a fresh
+    CPython does (unicode)."""
+    first = _run("import numpy as np\nnp.polynomial.set_default_printstyle('ascii')\n"
+                 "s = str(np.polynomial.Polynomial([1, 2]))")
+    second = _run("import numpy as np\ns = str(np.polynomial.Polynomial([1, 2]))")
+    assert (first.scope.vars["s"], second.scope.vars["s"]) == ("1.0 + 2.0 x", "1.0 + 2.0\u00b7x")
+
+
 def test_a_run_makes_its_own_module_state_for_the_modules_it_imports(monkeypatch):
     """A run's own values for a module's state (execution/state.py) are made when the program first reaches that
     module, and are the same as made at the run's start: NumPy's generator from its seed, string's and re's one
