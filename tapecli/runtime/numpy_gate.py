@@ -311,23 +311,32 @@ class numpy_settings_kept:
     callback) comes back when its run ends, on either runner: two runs in one process never see each other's."""
 
     def __enter__(self):
-        self.saved = (np.get_printoptions(), np.geterr(), np.geterrcall(), _polynomial_style())
+        self.saved = (np.get_printoptions(), np.geterr(), np.geterrcall(), _polynomial_style(), _masked_display())
 
     def __exit__(self, *exc):
-        printing, errors, call, unicode = self.saved
+        printing, errors, call, unicode, masked = self.saved
         np.set_printoptions(**printing)
         np.seterr(**errors)
         np.seterrcall(call)
         polybase = sys.modules.get(_POLYBASE)
         if polybase is not None:        # (np.polynomial.set_default_printstyle: its classes' print style)
             polybase.ABCPolyBase._use_unicode = unicode
+        ma = sys.modules.get(_MA)
+        if ma is not None:              # (np.ma.masked_print_option.set_display / enable)
+            vars(ma.masked_print_option).update(masked)
 
 
-_POLYBASE = "numpy.polynomial._polybase"
+# (read without importing the modules where nothing has yet: their defaults)
+_POLYBASE, _MA = "numpy.polynomial._polybase", "numpy.ma.core"
 
 
 def _polynomial_style() -> bool:
-    """Whether NumPy's polynomials print in unicode: their default, unless a program changed it (read without
-    importing numpy.polynomial where nothing has yet)."""
+    """Whether NumPy's polynomials print in unicode: their default, unless a program changed it."""
     polybase = sys.modules.get(_POLYBASE)
     return True if polybase is None else polybase.ABCPolyBase._use_unicode
+
+
+def _masked_display() -> dict:
+    """How numpy.ma prints a masked element (``--``, unless a program changed it)."""
+    ma = sys.modules.get(_MA)
+    return {"_display": "--", "_enabled": True} if ma is None else dict(vars(ma.masked_print_option))

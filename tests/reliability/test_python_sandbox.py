@@ -309,6 +309,13 @@ def test_a_runs_polynomial_print_style_goes_with_it():
     assert (first.scope.vars["s"], second.scope.vars["s"]) == ("1.0 + 2.0 x", "1.0 + 2.0\u00b7x")
 
 
+def test_a_runs_masked_print_option_goes_with_it():
+    first = _run("import numpy as np\nnp.ma.masked_print_option.set_display('?')\n"
+                 "s = str(np.ma.array([1, 2], mask=[0, 1]))")
+    second = _run("import numpy as np\ns = str(np.ma.array([1, 2], mask=[0, 1]))")
+    assert (first.scope.vars["s"], second.scope.vars["s"]) == ("[1 ?]", "[1 --]")
+
+
 def test_a_run_makes_its_own_module_state_for_the_modules_it_imports(monkeypatch):
     """A run's own values for a module's state (execution/state.py) are made when the program first reaches that
     module, and are the same as made at the run's start: NumPy's generator from its seed, string's and re's one
