@@ -49,7 +49,6 @@ ESCAPES = {
     "import subprocess": "import subprocess",
     "import sys": "from sys import modules",
     "sys frames": "import sys\nf = sys._getframe",
-    "sys recursion": "import sys\nsys.setrecursionlimit(10**6)",
     "sys settrace": "import sys\nsys.settrace(None)",
     "time's C clock": "import time\nt = time.clock_gettime(0)",
     "relative import": "from . import x",
@@ -258,6 +257,24 @@ def test_recursion_ends_as_python_says():
     caught = _run("def f(n):\n    return f(n + 1)\ntry:\n    f(0)\nexcept RecursionError as e:\n    m = str(e)")
     assert caught.scope.vars["m"] == "maximum recursion depth exceeded"
     assert _run("def f(n):\n    return 0 if n == 0 else 1 + f(n - 1)\nx = f(900)").scope.vars["x"] == 900
+
+
+def test_a_program_sets_its_recursion_limit_within_the_runs_room():
+    """sys.setrecursionlimit(10**6) before a search a few hundred frames deep runs; the program recurses no deeper
+    than the run lets it (CPython's 1,000, or --max-depth), warned, and the process's limit comes back."""
+    before = sys.getrecursionlimit()
+    source = ("import sys\nsys.setrecursionlimit(10**6)\nasked = sys.getrecursionlimit()\n"
+              "def f(n):\n    return 0 if n == 0 else 1 + f(n - 1)\nx = f(900)\ntry:\n    f(5000)\n"
+              "except RecursionError as e:\n    m = str(e)\nsys.setrecursionlimit(50)\ntry:\n    f(60)\n"
+              "except RecursionError as e:\n    low = str(e)\ny = f(40)")
+    result = _run(source)
+    got = {k: result.scope.vars[k] for k in ("asked", "x", "m", "low", "y")}
+    assert got == {"asked": 10**6, "x": 900, "m": "maximum recursion depth exceeded",
+                   "low": "maximum recursion depth exceeded", "y": 40}
+    assert any("sys.setrecursionlimit(1000000)" in w["message"] and w["line"] == 2 for w in result.warnings)
+    assert _run("import sys\nsys.setrecursionlimit(10**6)\ndef f(n):\n    return 0 if n == 0 else 1 + f(n - 1)\n"
+                "x = f(3000)", max_depth=5000).scope.vars["x"] == 3000
+    assert sys.getrecursionlimit() == before
 
 
 def test_a_program_names_its_own_functions():
