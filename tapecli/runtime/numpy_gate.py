@@ -108,12 +108,15 @@ def _choice(a, size=None, replace=True, p=None):
     return max(_count(size), 0 if replace else population), 8
 
 
-def _meshgrid(*xs, **kwargs):
+def _meshgrid(*xs, sparse=False, **kwargs):
+    """One array per input, each of every input's size (sparse: of its own size, the rest of its shape ones)."""
     sizes = [np.size(x) for x in xs]
-    return math.prod(sizes) * len(xs), 8
+    return (sum(sizes) if sparse else math.prod(sizes) * len(xs)), 8
 
 
 def _indices(dimensions, dtype=int, sparse=False):
+    if sparse:          # (one array per dimension, of that dimension's length)
+        return sum(operator.index(n) for n in dimensions), _itemsize(dtype)
     return _count(dimensions) * len(dimensions), _itemsize(dtype)
 
 

@@ -222,6 +222,8 @@ LIMITED = {
     "numpy histogram's bins": "import numpy as np\nc, e = np.histogram(np.arange(10.0), bins=10**9)",
     "numpy histogram2d's bins": "import numpy as np\nx = np.arange(3.0)\nh = np.histogram2d(x, x, bins=10**5)",
     "numpy bincount": "import numpy as np\nx = np.bincount([10**10])",
+    "numpy meshgrid": "import numpy as np\nx = np.meshgrid(np.arange(20000), np.arange(10000))",
+    "numpy indices": "import numpy as np\nx = np.indices((20000, 10000))",
     "a program's endless stack for traceback": "import traceback\nclass F:\n    def __init__(self):\n"
                                                 "        for name in ('f_back', 'f_code'):\n"
                                                 "            vars(self)[name] = self\n"
@@ -247,6 +249,14 @@ LIMITED = {
 def test_every_limit_holds(source):
     with pytest.raises(LimitError):
         _run(source, max_steps=10**6, max_memory=200 << 20)
+
+
+def test_sparse_grids_are_weighed_as_the_small_arrays_they_are():
+    """meshgrid(sparse=True) and indices(sparse=True) make one array per axis, of that axis's length: a grid whose
+    dense form would be over --max-elements runs (its dense form is refused: LIMITED)."""
+    scope = _run("import numpy as np\nm = np.meshgrid(np.arange(20000), np.arange(10000), sparse=True)\n"
+                 "i = np.indices((20000, 10000), sparse=True)\nshapes = [a.shape for a in (*m, *i)]").scope.vars
+    assert scope["shapes"] == [(1, 20000), (10000, 1), (20000, 1), (1, 10000)]
 
 
 def test_recursion_ends_as_python_says():
