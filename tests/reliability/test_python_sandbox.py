@@ -47,6 +47,7 @@ ESCAPES = {
     "os.path home": "from os import path\npath.expanduser('~')",
     "os module of os": "import os\nos.sys",
     "import subprocess": "import subprocess",
+    "star import of a module left out": "from pylab import *\nx = linspace(0, 1, 3)",
     "import sys": "from sys import modules",
     "sys frames": "import sys\nf = sys._getframe",
     "sys settrace": "import sys\nsys.settrace(None)",
