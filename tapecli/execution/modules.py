@@ -85,7 +85,7 @@ _ONLY = {"io": {"StringIO", "BytesIO", "UnsupportedOperation"},
                  "exception"},
          "array": {"array", "ArrayType", "typecodes"},
          "numpy.lib": {"stride_tricks", "recfunctions", "scimath"},
-         "numpy.typing": {"ArrayLike", "DTypeLike", "NBitBase", "NDArray"},
+         "numpy.typing": {"ArrayLike", "DTypeLike", "NDArray"},        # (NBitBase: deprecated, for type checkers)
          "numpy.lib.scimath": {"sqrt", "log", "log2", "logn", "log10", "power", "arccos", "arcsin", "arctanh"},
          # (its comparisons of arrays alone: a gradient check's assert_allclose)
          "numpy.testing": {"assert_", "assert_allclose", "assert_almost_equal", "assert_approx_equal",
@@ -244,7 +244,7 @@ class Modules:
             else:
                 value = getattr(real, attr)          # AttributeError: as CPython says it
                 if isinstance(value, types.ModuleType):
-                    full = _module_name(name, attr, value)
+                    full = submodule_name(name, attr, value)
                     if not importable(full):
                         raise refused_name(name, attr, "it is a module tapecli does not allow")
                     value = self.proxy(full)
@@ -306,10 +306,10 @@ def star_names(module: str, real=None) -> list[str]:
 
 def _refused_submodule(module: str, attr: str, value) -> bool:
     """Whether the resolver refuses ``module.attr``, a module."""
-    return isinstance(value, types.ModuleType) and not importable(_module_name(module, attr, value))
+    return isinstance(value, types.ModuleType) and not importable(submodule_name(module, attr, value))
 
 
-def _module_name(module: str, attr: str, value: types.ModuleType) -> str:
+def submodule_name(module: str, attr: str, value: types.ModuleType) -> str:
     """The name by which the table allows the module ``module.attr``: that, or the module's own name where it is
     another of the same package's (``np.emath`` is ``numpy.lib.scimath``, and no ``numpy.emath`` imports); a
     module another module imported (``dataclasses.sys``) is read by its attribute's name, and refused."""

@@ -18,7 +18,6 @@ print(scale(np.ones(2)), as_array([1, 2]), x)
 print(NDArray[np.float64], npt.NDArray, np.typing.NDArray is NDArray)
 print(scale.__annotations__)
 print(get_type_hints(scale)["return"])
-print(sorted(npt.__all__))
 
 
 def norm2(v: NDArray[np.float64]) -> float:
