@@ -43,6 +43,7 @@ ALLOWED: dict[str, dict[str, str]] = {
     "__future__": {},
     "colorsys": {}, "keyword": {}, "graphlib": {}, "html": {}, "unicodedata": {}, "reprlib": {}, "difflib": {},
     "struct": {}, "array": {},
+    "zlib": {},                     # (its checksums alone: crc32, adler32)
     "binascii": {}, "base64": {"encode": "it reads and writes file objects", "decode": "it reads and writes file "
                                "objects", "main": "it is base64's command line"},
     "hashlib": {"file_digest": "it reads a file object"},
@@ -84,6 +85,7 @@ _ONLY = {"io": {"StringIO", "BytesIO", "UnsupportedOperation"},
                  "platform", "getrecursionlimit", "setrecursionlimit", "getsizeof", "getdefaultencoding", "exc_info",
                  "exception"},
          "array": {"array", "ArrayType", "typecodes"},
+         "zlib": {"crc32", "adler32", "error"},
          "numpy.lib": {"stride_tricks", "recfunctions", "scimath"},
          "numpy.typing": {"ArrayLike", "DTypeLike", "NDArray"},        # (NBitBase: deprecated, for type checkers)
          "numpy.lib.scimath": {"sqrt", "log", "log2", "logn", "log10", "power", "arccos", "arcsin", "arctanh"},
@@ -116,6 +118,8 @@ _ONLY_REASON = {"io": "it reaches files", "types": "it makes code objects and fr
                 "os.path": "it reaches files", "sys": "it reaches the interpreter itself",
                 "re": "it searches without the time limit (template, Scanner: use compile)",
                 "datetime": "it reads the machine's clock or time zone",
+                "zlib": "its (de)compressed results are not weighed before they are made yet (crc32 and adler32 are "
+                        "allowed)",
                 "warnings": "it reads source files (the lines a warning is shown with)",
                 "logging": "it reaches the interpreter's frames or the modules logging imports",
                 "traceback": "it is one of the modules traceback imports",
@@ -130,7 +134,6 @@ REFUSED = {
     "socket": "it reaches the network", "urllib": "it reaches the network", "http": "it reaches the network",
     "threading": "threads run outside the limits", "multiprocessing": "it runs processes",
     "queue": "its get waits for another thread, and threads run outside the limits",
-    "zlib": "its results are not weighed before they are made yet",
     "asyncio": "its event loop runs outside the limits", "signal": "it changes the process's signals",
     "weakref": "it reaches objects being collected",
     "secrets": "it reads the operating system's entropy", "uuid": "it reads the machine's identity",

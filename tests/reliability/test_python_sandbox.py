@@ -48,6 +48,7 @@ ESCAPES = {
     "os module of os": "import os\nos.sys",
     "import subprocess": "import subprocess",
     "star import of a module left out": "from pylab import *\nx = linspace(0, 1, 3)",
+    "zlib's compression": "import zlib\nb = zlib.decompress(zlib.compress(b'a'))",
     "import sys": "from sys import modules",
     "sys frames": "import sys\nf = sys._getframe",
     "sys settrace": "import sys\nsys.settrace(None)",
