@@ -31,7 +31,23 @@ class _ProcessLimit:
                     sys.setrecursionlimit(self.asked[-1][1] if self.asked else self.caller)
 
 
+    def move(self, old: int, new: int) -> None:
+        """The newest open context asking for ``old`` asks for ``new`` from now on (a program's own
+        ``sys.setrecursionlimit``, within the room its run gives it)."""
+        with self.lock:
+            found = next((i for i in range(len(self.asked) - 1, -1, -1) if self.asked[i][1] == old), None)
+            if found is None or found == len(self.asked) - 1:
+                sys.setrecursionlimit(new)          # (RecursionError: below the current depth, nothing changed)
+            if found is not None:
+                self.asked[found] = (self.asked[found][0], new)
+
+
 _PROCESS_LIMIT = _ProcessLimit()
+
+
+def move_recursion_limit(old: int, new: int) -> None:
+    """Change the limit an open ``recursion_limit`` block set (``old``) to ``new``."""
+    _PROCESS_LIMIT.move(old, new)
 
 
 def recursion_limit(limit: int):

@@ -47,7 +47,7 @@ def python_only(source: str, filename: str = "<input>", max_memory: int | None =
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None
     tree.parse_warnings = warned
-    bound, loaded, tensorflow, refused = set(), set(), False, False
+    bound, loaded, tensorflow, refused, unknown = set(), set(), False, False, False
     for node in ast.walk(tree):
         if isinstance(node, ast.Name):
             (loaded if isinstance(node.ctx, ast.Load) else bound).add(node.id)
@@ -69,14 +69,20 @@ def python_only(source: str, filename: str = "<input>", max_memory: int | None =
                         return None
                 elif (full or "").split(".")[0] in FRAMEWORKS:
                     return None
-                bound.add(alias.asname or alias.name.split(".")[0])
+                if alias.name == "*":
+                    names = _star_names(module)
+                    unknown = unknown or names is None
+                    bound.update(names or ())
+                else:
+                    bound.add(alias.asname or alias.name.split(".")[0])
         elif isinstance(node, ast.ExceptHandler) and node.name:
             bound.add(node.name)
         elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
             bound.add(node.name)
         elif isinstance(node, ast.MatchMapping) and node.rest:
             bound.add(node.rest)
-    free = loaded - bound - set(dir(builtins)) - {"__name__", "__doc__", "__file__"}
+    # (a star import of a module no program may import binds names none can know: the run refuses it at its line)
+    free = set() if unknown else loaded - bound - set(dir(builtins)) - {"__name__", "__doc__", "__file__"}
     tree.free_names = free
     if tensorflow:
         from tapecli.execution.modules import ALLOWED, STAND_INS
@@ -87,6 +93,16 @@ def python_only(source: str, filename: str = "<input>", max_memory: int | None =
         return tree if (free_names or not free) and bridgeable(tree, allowed, interpreter_can_run=not refused) \
             else None
     return None if free and not free_names else tree
+
+
+def _star_names(module: str) -> list[str] | None:
+    """What ``from module import *`` binds, for a module a program may import (modules.star_names); None for
+    another, whose import the run refuses at its line (matplotlib's stand-ins: what their star import binds is
+    theirs to answer)."""
+    from tapecli.execution.modules import STAND_INS, importable, star_names
+    if module in STAND_INS:
+        return []
+    return star_names(module) if importable(module) else None
 
 
 def imports(tree: ast.Module) -> bool:

@@ -39,11 +39,11 @@ ALLOWED: dict[str, dict[str, str]] = {
                  "main": "it is calendar's command line"},
     "random": {"SystemRandom": "it reads the operating system's entropy"},
     "argparse": {"FileType": "it opens files"},
-    "pprint": {}, "warnings": {}, "io": {}, "types": {}, "time": {}, "os": {}, "os.path": {}, "sys": {
-        "setrecursionlimit": "the run's recursion limit is tapecli's (--max-depth)"},
+    "pprint": {}, "warnings": {}, "io": {}, "types": {}, "time": {}, "os": {}, "os.path": {}, "sys": {},
     "__future__": {},
     "colorsys": {}, "keyword": {}, "graphlib": {}, "html": {}, "unicodedata": {}, "reprlib": {}, "difflib": {},
     "struct": {}, "array": {},
+    "zlib": {},                     # (its checksums alone: crc32, adler32)
     "binascii": {}, "base64": {"encode": "it reads and writes file objects", "decode": "it reads and writes file "
                                "objects", "main": "it is base64's command line"},
     "hashlib": {"file_digest": "it reads a file object"},
@@ -57,6 +57,8 @@ ALLOWED: dict[str, dict[str, str]] = {
               if name not in ("lib", "testing", *numpy_gate.IN_MEMORY)},
     "numpy.random": numpy_gate.REFUSED["numpy.random"], "numpy.linalg": {}, "numpy.fft": {}, "numpy.exceptions": {},
     "numpy.lib": {}, "numpy.lib.stride_tricks": {}, "numpy.lib.recfunctions": {}, "numpy.testing": {},
+    "numpy.typing": {},             # (the annotations of array code: NDArray[np.float64], ArrayLike)
+    "numpy.lib.scimath": {},        # (np.emath: its functions give complex results where the real ones give nan)
     "numpy.rec": {"fromfile": "it reads files"},
     "numpy.char": numpy_gate.STRING_REFUSED, "numpy.strings": numpy_gate.STRING_REFUSED,
     "numpy.ma": {**dict.fromkeys(("dump", "load"), "it reads or writes files"),      # (NumPy 1.x has these four)
@@ -80,9 +82,13 @@ _ONLY = {"io": {"StringIO", "BytesIO", "UnsupportedOperation"},
                      "isabs", "commonprefix", "commonpath", "sep", "extsep", "curdir", "pardir"},
          "sys": {"argv", "exit", "stdout", "stderr", "version", "version_info", "hexversion", "implementation",
                  "maxsize", "maxunicode", "float_info", "int_info", "hash_info", "float_repr_style", "byteorder",
-                 "platform", "getrecursionlimit", "getsizeof", "getdefaultencoding", "exc_info", "exception"},
+                 "platform", "getrecursionlimit", "setrecursionlimit", "getsizeof", "getdefaultencoding", "exc_info",
+                 "exception"},
          "array": {"array", "ArrayType", "typecodes"},
-         "numpy.lib": {"stride_tricks", "recfunctions"},
+         "zlib": {"crc32", "adler32", "error"},
+         "numpy.lib": {"stride_tricks", "recfunctions", "scimath"},
+         "numpy.typing": {"ArrayLike", "DTypeLike", "NDArray"},        # (NBitBase: deprecated, for type checkers)
+         "numpy.lib.scimath": {"sqrt", "log", "log2", "logn", "log10", "power", "arccos", "arcsin", "arctanh"},
          # (its comparisons of arrays alone: a gradient check's assert_allclose)
          "numpy.testing": {"assert_", "assert_allclose", "assert_almost_equal", "assert_approx_equal",
                            "assert_array_almost_equal", "assert_array_almost_equal_nulp", "assert_array_equal",
@@ -112,6 +118,8 @@ _ONLY_REASON = {"io": "it reaches files", "types": "it makes code objects and fr
                 "os.path": "it reaches files", "sys": "it reaches the interpreter itself",
                 "re": "it searches without the time limit (template, Scanner: use compile)",
                 "datetime": "it reads the machine's clock or time zone",
+                "zlib": "its (de)compressed results are not weighed before they are made yet (crc32 and adler32 are "
+                        "allowed)",
                 "warnings": "it reads source files (the lines a warning is shown with)",
                 "logging": "it reaches the interpreter's frames or the modules logging imports",
                 "traceback": "it is one of the modules traceback imports",
@@ -126,7 +134,6 @@ REFUSED = {
     "socket": "it reaches the network", "urllib": "it reaches the network", "http": "it reaches the network",
     "threading": "threads run outside the limits", "multiprocessing": "it runs processes",
     "queue": "its get waits for another thread, and threads run outside the limits",
-    "zlib": "its results are not weighed before they are made yet",
     "asyncio": "its event loop runs outside the limits", "signal": "it changes the process's signals",
     "weakref": "it reaches objects being collected",
     "secrets": "it reads the operating system's entropy", "uuid": "it reads the machine's identity",
@@ -227,7 +234,7 @@ class Modules:
 
         def resolve(attr: str):
             if attr == "__all__":
-                value = [n for n in getattr(real, "__all__", dir(real)) if allows(name, n)]
+                value = star_names(name, real)
             elif attr in own:
                 value = own[attr]
                 if isinstance(value, Current):      # (read afresh each time, never kept in the proxy)
@@ -240,7 +247,7 @@ class Modules:
             else:
                 value = getattr(real, attr)          # AttributeError: as CPython says it
                 if isinstance(value, types.ModuleType):
-                    full = f"{name}.{attr}"
+                    full = submodule_name(name, attr, value)
                     if not importable(full):
                         raise refused_name(name, attr, "it is a module tapecli does not allow")
                     value = self.proxy(full)
@@ -288,6 +295,32 @@ class _SysModule(types.ModuleType):
 
 
 _SysModule.__module__, _SysModule.__name__, _SysModule.__qualname__ = "builtins", "module", "module"
+
+
+def star_names(module: str, real=None) -> list[str]:
+    """The names ``from module import *`` binds in a program: CPython's (the module's ``__all__``, else its public
+    names) that the table allows, less the submodules no program may import (``from numpy import *`` binds
+    ``linalg`` and ``fft``, not ``ctypeslib``)."""
+    real = importlib.import_module(module) if real is None else real
+    names = getattr(real, "__all__", None)
+    names = [n for n in dir(real) if not n.startswith("_")] if names is None else names
+    return [n for n in names if allows(module, n) and not _refused_submodule(module, n, getattr(real, n, None))]
+
+
+def _refused_submodule(module: str, attr: str, value) -> bool:
+    """Whether the resolver refuses ``module.attr``, a module."""
+    return isinstance(value, types.ModuleType) and not importable(submodule_name(module, attr, value))
+
+
+def submodule_name(module: str, attr: str, value: types.ModuleType) -> str:
+    """The name by which the table allows the module ``module.attr``: that, or the module's own name where it is
+    another of the same package's (``np.emath`` is ``numpy.lib.scimath``, and no ``numpy.emath`` imports); a
+    module another module imported (``dataclasses.sys``) is read by its attribute's name, and refused."""
+    full = f"{module}.{attr}"
+    own = value.__name__
+    if not importable(full) and own.startswith(module.split(".")[0] + ".") and importable(own):
+        return own
+    return full
 
 
 def allows(module: str, attr: str) -> bool:

@@ -645,11 +645,36 @@ def _os(sandbox) -> dict:
 
 def _sys(sandbox) -> dict:
     from tapecli.execution.sandbox import program_depth
-    depth = program_depth(sandbox.limits)
+    room = program_depth(sandbox.limits)
+    limits = {"asked": room, "given": room}     # what the program asked for, and the frames it is given
 
     def getrecursionlimit():
         """The program's recursion limit (the process's counts the frames of the run's machinery too)."""
-        return depth
+        return limits["asked"]
+
+    def setrecursionlimit(limit):
+        """CPython's, within the run's room: a program may lower its limit, or raise it up to what the run gives
+        (CPython's 1,000 frames, or --max-depth if more); past that it recurses as deep as the run lets it, and is
+        warned (a script's ``sys.setrecursionlimit(10**6)`` before a search that goes a few hundred deep runs)."""
+        from tapecli.execution.sandbox import program_frame
+        from tapecli.recursion import move_recursion_limit
+        from tapecli.runtime.context import current
+        limit = operator.index(limit)
+        if limit < 1:
+            raise ValueError("recursion limit must be greater or equal than 1")
+        given = min(limit, room)
+        process = sys.getrecursionlimit()
+        try:
+            move_recursion_limit(process, process - limits["given"] + given)
+        except RecursionError:      # (CPython's words, in the program's frames)
+            raise RecursionError(f"cannot set the recursion limit to {limit} at the recursion depth "
+                                 f"{_program_depth(sandbox.filename)}: the limit is too low") from None
+        limits["asked"], limits["given"] = limit, given
+        if limit > room:
+            frame = program_frame(sandbox.filename)
+            current().settings.warn_once_at(f"sys.setrecursionlimit({limit}): a program recurses at most {room:,} "
+                                            "frames deep in tapecli (raise it with --max-depth)",
+                                            frame.f_lineno if frame is not None else None)
 
     def exception():
         """The exception being handled, as the program's ``e`` in ``except ... as e`` is (its traceback's frames
@@ -664,7 +689,17 @@ def _sys(sandbox) -> dict:
     from tapecli.execution.modules import Current
     return {"argv": [sandbox.filename], "stdout": Current(lambda: sys.stdout), "stderr": Current(sandbox.program_stderr),
             "__stdout__": sandbox.stdout, "__stderr__": sandbox.stderr,
-            "getrecursionlimit": getrecursionlimit, "exception": exception, "exc_info": exc_info}
+            "getrecursionlimit": getrecursionlimit, "setrecursionlimit": setrecursionlimit, "exception": exception,
+            "exc_info": exc_info}
+
+
+def _program_depth(filename: str) -> int:
+    """The recursion depth CPython would report in the program (its frames, and the call being made)."""
+    frame, n = sys._getframe(), 1       # (CPython's count holds the call of setrecursionlimit itself)
+    while frame is not None:
+        n += frame.f_code.co_filename == filename
+        frame = frame.f_back
+    return n
 
 
 def _datetime(sandbox) -> dict:

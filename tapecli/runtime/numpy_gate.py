@@ -9,6 +9,7 @@ import functools
 import math
 import operator
 import sys
+import types
 
 import numpy as np
 
@@ -107,12 +108,15 @@ def _choice(a, size=None, replace=True, p=None):
     return max(_count(size), 0 if replace else population), 8
 
 
-def _meshgrid(*xs, **kwargs):
+def _meshgrid(*xs, sparse=False, **kwargs):
+    """One array per input, each of every input's size (sparse: of its own size, the rest of its shape ones)."""
     sizes = [np.size(x) for x in xs]
-    return math.prod(sizes) * len(xs), 8
+    return (sum(sizes) if sparse else math.prod(sizes) * len(xs)), 8
 
 
 def _indices(dimensions, dtype=int, sparse=False):
+    if sparse:          # (one array per dimension, of that dimension's length)
+        return sum(operator.index(n) for n in dimensions), _itemsize(dtype)
     return _count(dimensions) * len(dimensions), _itemsize(dtype)
 
 
@@ -247,8 +251,8 @@ _CHECKS = {("numpy.lib.stride_tricks", "as_strided"): _strided_within_its_array}
 def weighed(module: str, name: str, function, then=None):
     """``function`` of NumPy's ``module`` with its result weighed before (or, unknown, as soon as) it is made;
     ``then``: called with the arguments once they are weighed, before NumPy runs (a caller's own refusals)."""
-    if isinstance(function, (type, np.ufunc)) or not callable(function):
-        return function
+    if isinstance(function, (type, np.ufunc, types.GenericAlias)) or not callable(function):
+        return function         # (a class, a ufunc, an alias such as numpy.typing.NDArray: NumPy's own)
     then = then or _CHECKS.get((module, name))
     estimate = _MODULE_ESTIMATES[module].get(name) if module in _MODULE_ESTIMATES else ESTIMATES.get(name)
     if estimate is None and module == "numpy.random":
@@ -310,10 +314,32 @@ class numpy_settings_kept:
     callback) comes back when its run ends, on either runner: two runs in one process never see each other's."""
 
     def __enter__(self):
-        self.saved = (np.get_printoptions(), np.geterr(), np.geterrcall())
+        self.saved = (np.get_printoptions(), np.geterr(), np.geterrcall(), _polynomial_style(), _masked_display())
 
     def __exit__(self, *exc):
-        printing, errors, call = self.saved
+        printing, errors, call, unicode, masked = self.saved
         np.set_printoptions(**printing)
         np.seterr(**errors)
         np.seterrcall(call)
+        polybase = sys.modules.get(_POLYBASE)
+        if polybase is not None:        # (np.polynomial.set_default_printstyle: its classes' print style)
+            polybase.ABCPolyBase._use_unicode = unicode
+        ma = sys.modules.get(_MA)
+        if ma is not None:              # (np.ma.masked_print_option.set_display / enable)
+            vars(ma.masked_print_option).update(masked)
+
+
+# (read without importing the modules where nothing has yet: their defaults)
+_POLYBASE, _MA = "numpy.polynomial._polybase", "numpy.ma.core"
+
+
+def _polynomial_style() -> bool:
+    """Whether NumPy's polynomials print in unicode: their default, unless a program changed it."""
+    polybase = sys.modules.get(_POLYBASE)
+    return True if polybase is None else polybase.ABCPolyBase._use_unicode
+
+
+def _masked_display() -> dict:
+    """How numpy.ma prints a masked element (``--``, unless a program changed it)."""
+    ma = sys.modules.get(_MA)
+    return {"_display": "--", "_enabled": True} if ma is None else dict(vars(ma.masked_print_option))

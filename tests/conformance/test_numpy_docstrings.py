@@ -36,7 +36,7 @@ from tapecli import api, execution  # noqa: E402
 from tapecli.errors import TdfNameError  # noqa: E402
 from tapecli.execution.builtin_table import REFUSED_BUILTINS  # noqa: E402
 from tapecli.execution.guard import UNREACHABLE  # noqa: E402
-from tapecli.execution.modules import ALLOWED, STAND_INS, allows  # noqa: E402
+from tapecli.execution.modules import ALLOWED, STAND_INS, allows, submodule_name  # noqa: E402
 
 KNOWN_FILE = Path(__file__).parents[1] / "data" / "numpy_docstrings_known.tsv"
 NUMPY_MODULES = sorted(m for m in ALLOWED if m.split(".")[0] == "numpy")
@@ -111,11 +111,12 @@ def _refused_chain(node: ast.Attribute, aliases: dict[str, str]) -> str | None:
         full = f"{module}.{attr}"
         if not allows(module, attr):
             return full
-        if not isinstance(getattr(importlib.import_module(module), attr, None), types.ModuleType):
+        value = getattr(importlib.import_module(module), attr, None)
+        if not isinstance(value, types.ModuleType):
             return None
-        if full not in ALLOWED:
+        if submodule_name(module, attr, value) not in ALLOWED:     # (np.emath is numpy.lib.scimath)
             return full
-        module = full
+        module = submodule_name(module, attr, value)
     return None
 
 

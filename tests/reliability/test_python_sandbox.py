@@ -47,9 +47,10 @@ ESCAPES = {
     "os.path home": "from os import path\npath.expanduser('~')",
     "os module of os": "import os\nos.sys",
     "import subprocess": "import subprocess",
+    "star import of a module left out": "from pylab import *\nx = linspace(0, 1, 3)",
+    "zlib's compression": "import zlib\nb = zlib.decompress(zlib.compress(b'a'))",
     "import sys": "from sys import modules",
     "sys frames": "import sys\nf = sys._getframe",
-    "sys recursion": "import sys\nsys.setrecursionlimit(10**6)",
     "sys settrace": "import sys\nsys.settrace(None)",
     "time's C clock": "import time\nt = time.clock_gettime(0)",
     "relative import": "from . import x",
@@ -223,6 +224,8 @@ LIMITED = {
     "numpy histogram's bins": "import numpy as np\nc, e = np.histogram(np.arange(10.0), bins=10**9)",
     "numpy histogram2d's bins": "import numpy as np\nx = np.arange(3.0)\nh = np.histogram2d(x, x, bins=10**5)",
     "numpy bincount": "import numpy as np\nx = np.bincount([10**10])",
+    "numpy meshgrid": "import numpy as np\nx = np.meshgrid(np.arange(20000), np.arange(10000))",
+    "numpy indices": "import numpy as np\nx = np.indices((20000, 10000))",
     "a program's endless stack for traceback": "import traceback\nclass F:\n    def __init__(self):\n"
                                                 "        for name in ('f_back', 'f_code'):\n"
                                                 "            vars(self)[name] = self\n"
@@ -250,6 +253,14 @@ def test_every_limit_holds(source):
         _run(source, max_steps=10**6, max_memory=200 << 20)
 
 
+def test_sparse_grids_are_weighed_as_the_small_arrays_they_are():
+    """meshgrid(sparse=True) and indices(sparse=True) make one array per axis, of that axis's length: a grid whose
+    dense form would be over --max-elements runs (its dense form is refused: LIMITED)."""
+    scope = _run("import numpy as np\nm = np.meshgrid(np.arange(20000), np.arange(10000), sparse=True)\n"
+                 "i = np.indices((20000, 10000), sparse=True)\nshapes = [a.shape for a in (*m, *i)]").scope.vars
+    assert scope["shapes"] == [(1, 20000), (10000, 1), (20000, 1), (1, 10000)]
+
+
 def test_recursion_ends_as_python_says():
     with pytest.raises(TdfError) as e:
         _run("def f(n):\n    return f(n + 1)\nf(0)")
@@ -258,6 +269,24 @@ def test_recursion_ends_as_python_says():
     caught = _run("def f(n):\n    return f(n + 1)\ntry:\n    f(0)\nexcept RecursionError as e:\n    m = str(e)")
     assert caught.scope.vars["m"] == "maximum recursion depth exceeded"
     assert _run("def f(n):\n    return 0 if n == 0 else 1 + f(n - 1)\nx = f(900)").scope.vars["x"] == 900
+
+
+def test_a_program_sets_its_recursion_limit_within_the_runs_room():
+    """sys.setrecursionlimit(10**6) before a search a few hundred frames deep runs; the program recurses no deeper
+    than the run lets it (CPython's 1,000, or --max-depth), warned, and the process's limit comes back."""
+    before = sys.getrecursionlimit()
+    source = ("import sys\nsys.setrecursionlimit(10**6)\nasked = sys.getrecursionlimit()\n"
+              "def f(n):\n    return 0 if n == 0 else 1 + f(n - 1)\nx = f(900)\ntry:\n    f(5000)\n"
+              "except RecursionError as e:\n    m = str(e)\nsys.setrecursionlimit(50)\ntry:\n    f(60)\n"
+              "except RecursionError as e:\n    low = str(e)\ny = f(40)")
+    result = _run(source)
+    got = {k: result.scope.vars[k] for k in ("asked", "x", "m", "low", "y")}
+    assert got == {"asked": 10**6, "x": 900, "m": "maximum recursion depth exceeded",
+                   "low": "maximum recursion depth exceeded", "y": 40}
+    assert any("sys.setrecursionlimit(1000000)" in w["message"] and w["line"] == 2 for w in result.warnings)
+    assert _run("import sys\nsys.setrecursionlimit(10**6)\ndef f(n):\n    return 0 if n == 0 else 1 + f(n - 1)\n"
+                "x = f(3000)", max_depth=5000).scope.vars["x"] == 3000
+    assert sys.getrecursionlimit() == before
 
 
 def test_a_program_names_its_own_functions():
@@ -298,6 +327,22 @@ def test_two_runs_never_see_each_other():
     assert second.scope.vars["c"] == "[0.123]"
     assert second.scope.vars["d"] == float("inf")
     assert any("divide by zero" in w["message"] for w in second.warnings)
+
+
+def test_a_runs_polynomial_print_style_goes_with_it():
+    """np.polynomial.set_default_printstyle changes a class attribute of NumPy's: the next run prints as a fresh
+    CPython does (unicode)."""
+    first = _run("import numpy as np\nnp.polynomial.set_default_printstyle('ascii')\n"
+                 "s = str(np.polynomial.Polynomial([1, 2]))")
+    second = _run("import numpy as np\ns = str(np.polynomial.Polynomial([1, 2]))")
+    assert (first.scope.vars["s"], second.scope.vars["s"]) == ("1.0 + 2.0 x", "1.0 + 2.0\u00b7x")
+
+
+def test_a_runs_masked_print_option_goes_with_it():
+    first = _run("import numpy as np\nnp.ma.masked_print_option.set_display('?')\n"
+                 "s = str(np.ma.array([1, 2], mask=[0, 1]))")
+    second = _run("import numpy as np\ns = str(np.ma.array([1, 2], mask=[0, 1]))")
+    assert (first.scope.vars["s"], second.scope.vars["s"]) == ("[1 ?]", "[1 --]")
 
 
 def test_a_run_makes_its_own_module_state_for_the_modules_it_imports(monkeypatch):
