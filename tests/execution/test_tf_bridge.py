@@ -933,3 +933,41 @@ def test_a_name_cpython_lacks_is_its_lines_error_after_what_ran():
         api.run_source("import tensorflow as tf\ntry:\n    x = 2\nexcept ValueError:\n    pass\n"
                        "y = tf.constant([1], dtype=tf.qint8)\n", "p.py")
     assert e.value.line == 6 and "out of scope" in e.value.message
+
+
+MULTI_OUTPUT_CUSTOM_GRADIENT = """
+import tensorflow as tf
+@tf.custom_gradient
+def polar(r, th):
+    x = r * tf.cos(th)
+    y = r * tf.sin(th)
+    def grad(dx, dy):
+        return dx * tf.cos(th) + dy * tf.sin(th), -dx * r * tf.sin(th) + dy * r * tf.cos(th)
+    return (x, y), grad
+r = tf.constant([1.0, 2.0])
+th = tf.constant([0.5, 1.0])
+with tf.GradientTape(persistent=True) as t:
+    t.watch([r, th])
+    x, y = polar(r, th)
+    loss = tf.reduce_sum(x * 2.0 + y)
+    only_x = tf.reduce_sum(x)
+gr, gth = t.gradient(loss, [r, th])
+print("grads:", gr.numpy(), gth.numpy())
+print("only x:", [g.numpy() for g in t.gradient(only_x, [r, th])])
+out = polar(r, th)
+print(type(out).__name__, len(out), out[0].shape)
+print("jacobian:", t.jacobian(x, r).numpy())
+"""
+
+
+@pytest.mark.parametrize("on_cpython", ["0", "1"])
+def test_a_custom_gradient_of_several_outputs(on_cpython, monkeypatch):
+    """A custom_gradient function returning a tuple of tensors: grad_fn takes one upstream gradient per output
+    (zeros for an output the target does not read), in a gradient and in a jacobian (TensorFlow 2.21 printed these)."""
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", on_cpython)
+    result = api.run_source(MULTI_OUTPUT_CUSTOM_GRADIENT, "p.py")
+    assert "\n".join(str(line) for line in result.output).split("\n") == [
+        "grads: [2.2345905 1.9220755] [-0.08126855 -2.2852793 ]",
+        "only x: [array([0.87758255, 0.5403023 ], dtype=float32), array([-0.47942555, -1.6829419 ], dtype=float32)]",
+        "tuple 2 (2,)",
+        "jacobian: [[0.87758255 0.        ]", " [0.         0.5403023 ]]"]
