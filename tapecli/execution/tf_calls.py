@@ -356,6 +356,7 @@ def _function_tape(arguments: dict) -> Tape:
     watched, and the trainable variables the body reads."""
     tape = Tape("tf.function", persistent=True)
     tape.watched_ids = _EveryTensor()
+    tape.graph = True
     return tape
 
 
