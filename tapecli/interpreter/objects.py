@@ -11,6 +11,7 @@ from tapecli.frontend.spellings import graph_body, trace_only
 from tapecli import ops
 from tapecli.errors import TdfTypeError, TdfValueError
 from tapecli.runtime.tape import Tape, as_tensor, recording
+from tapecli.runtime import spelling
 from tapecli.runtime.context import current
 from tapecli.runtime.values import SEQUENCES, NumpyArray, PythonBool, PythonTuple, Tensor, Variable, is_float
 
@@ -404,9 +405,11 @@ def _custom_vjp(record, g):
     else:
         grads, variable_grads = interp.call_value(backward, dys), []
     grads = flatten(grads) if isinstance(grads, (list, tuple)) else [grads]
-    if len(grads) != record.attrs["args"]:
-        raise TdfTypeError(f"the backward function of {record.attrs['name']} returned {len(grads)} gradient(s) "
-                           f"for {record.attrs['args']} input(s)")
+    if len(grads) != record.attrs["args"]:        # (TensorFlow's ValueError, and its words in a Python program)
+        raise TdfValueError(spelling.either(
+            f"the backward function of {record.attrs['name']} returned {len(grads)} gradient(s) for "
+            f"{record.attrs['args']} input(s)", f"custom_gradient function expected to return {record.attrs['args']} "
+            f"gradients, but returned {len(grads)} instead."))
     out = []
     for inp, gr in zip(record.inputs, grads + variable_grads):
         if gr is None:

@@ -476,5 +476,6 @@ def check_unconnected(value) -> str:
     if value.__class__ is not str and isinstance(value, _unconnected_gradients()):
         return value.value
     if value not in ("none", "zero"):
-        raise TdfValueError(f'unconnected_gradients must be "none" or "zero", got "{value}"')
+        raise TdfValueError(spelling.either(f'unconnected_gradients must be "none" or "zero", got "{value}"',
+                                            f"Unknown value for unconnected_gradients: {value!r}"))
     return value

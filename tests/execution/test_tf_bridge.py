@@ -971,3 +971,36 @@ def test_a_custom_gradient_of_several_outputs(on_cpython, monkeypatch):
         "only x: [array([0.87758255, 0.5403023 ], dtype=float32), array([-0.47942555, -1.6829419 ], dtype=float32)]",
         "tuple 2 (2,)",
         "jacobian: [[0.87758255 0.        ]", " [0.         0.5403023 ]]"]
+
+
+GRADIENT_ERRORS = """
+import tensorflow as tf
+def attempt(label, fn):
+    try:
+        fn()
+    except Exception as e:
+        print(label, type(e).__name__, "|", e)
+x = tf.Variable(2.0)
+with tf.GradientTape(persistent=True) as t:
+    y = x * 3.0
+attempt("unconnected", lambda: t.gradient(y, x, unconnected_gradients="bogus"))
+@tf.custom_gradient
+def wrong(a, b):
+    return a * b, lambda dy: dy
+a = tf.constant(1.0)
+b = tf.constant(2.0)
+with tf.GradientTape() as t:
+    t.watch([a, b])
+    z = wrong(a, b)
+attempt("count", lambda: t.gradient(z, [a, b]))
+"""
+
+
+@pytest.mark.parametrize("on_cpython", ["auto", "1"])     # (try/except: CPython's run)
+def test_gradient_errors_are_tensorflows(on_cpython, monkeypatch):
+    # TensorFlow 2.21 printed these
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", on_cpython)
+    result = api.run_source(GRADIENT_ERRORS, "p.py")
+    assert [str(line) for line in result.output] == [
+        "unconnected ValueError | Unknown value for unconnected_gradients: 'bogus'",
+        "count ValueError | custom_gradient function expected to return 2 gradients, but returned 1 instead."]
