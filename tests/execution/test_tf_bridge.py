@@ -1004,3 +1004,28 @@ def test_gradient_errors_are_tensorflows(on_cpython, monkeypatch):
     assert [str(line) for line in result.output] == [
         "unconnected ValueError | Unknown value for unconnected_gradients: 'bogus'",
         "count ValueError | custom_gradient function expected to return 2 gradients, but returned 1 instead."]
+
+
+BFLOAT16_GRADIENTS = """
+import tensorflow as tf
+xb = tf.Variable([0.5, 1.5, -2.0], dtype=tf.bfloat16)
+with tf.GradientTape() as t:
+    y = tf.reduce_sum(tf.tanh(xb) * 3.0)
+print(t.gradient(y, xb))
+c = tf.constant([0.5, 1.5], dtype=tf.bfloat16)
+with tf.GradientTape() as t:
+    t.watch(c)
+    y = tf.reduce_sum(c * c)
+print(t.gradient(y, c))
+"""
+
+
+@pytest.mark.parametrize("on_cpython", ["auto", "1"])      # (bfloat16: CPython's run)
+def test_bfloat16_ops_are_recorded(on_cpython, monkeypatch):
+    """An op whose output is bfloat16 (NumPy's kind "V", not "f") is recorded as any float op (TensorFlow 2.21
+    printed these)."""
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", on_cpython)
+    result = api.run_source(BFLOAT16_GRADIENTS, "p.py")
+    assert [str(line) for line in result.output] == [
+        "tf.Tensor([2.35938 0.539062 0.210938], shape=(3,), dtype=bfloat16)",
+        "tf.Tensor([1 3], shape=(2,), dtype=bfloat16)"]
