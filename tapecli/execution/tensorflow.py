@@ -17,6 +17,7 @@ import builtins
 import collections
 import inspect
 import itertools
+import re
 import sys
 import types
 
@@ -494,6 +495,8 @@ class Bridge:
         self.eager = sandbox.eager = Eager(Run(sandbox, set(analysis.constants)), filename)
         self.eager.run.source_lines = source.splitlines()
         self.eager.run.traced = dict(analysis.traced)
+        # (a tf.function's body is recorded where tf.gradients or tf.hessians may differentiate it: tf_calls)
+        self.eager.run.symbolic = re.search(r"\.(?:gradients|hessians)\s*\(", source) is not None
         self.analysis, self.source = analysis, source
 
     def module(self, name: str) -> types.ModuleType:
@@ -568,6 +571,8 @@ class Run:
         self.labels: dict[int, tuple] = {}    # id of a program's instance -> (it, the prefix of its variables' names)
         self._rng = None
         self.traced: dict[int, str] = {}        # @tf.function's warnings, by line (tf_calls.traced_functions)
+        self.symbolic = False       # whether the program names tf.gradients or tf.hessians (Bridge)
+        self.function_tapes: list = []      # the tapes of the tf.functions running, innermost last (or None)
         self.tf_global_generator = None     # tf.random.get_global_generator's, made when first asked for
         self.captures = None        # what a tf.function's trace reads from outside it (tf_signatures.Captures)
         self.source_lines: list[str] = []       # the program's (what names a call that leaves the tapes)

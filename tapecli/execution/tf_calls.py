@@ -9,6 +9,7 @@ the interpreter's do)."""
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import inspect
 import types
@@ -25,6 +26,7 @@ from tapecli.interpreter.objects import Traces, custom_gradient_call, function_o
 from tapecli.library.python import TF_FUNCTION_CLASS
 from tapecli.runtime.context import current
 from tapecli.runtime.specs import TensorSpec
+from tapecli.runtime.tape import Tape, recording
 from tapecli.runtime.values import DTYPES, DType, Tensor, Variable, dtype_name
 
 
@@ -330,15 +332,47 @@ def _run_graph(func, sandbox, bound: inspect.BoundArguments, traces, muted: bool
     trace for ``key``; None: a trace's run, which draws nothing of the trace's random ops): inside a function
     (tf.inside_function()), what it returns tensors."""
     ctx = current()
+    run = ctx.eager.run
+    tape = _function_tape(bound.arguments) if run.symbolic else None
     sandbox.muted_prints += muted
     ctx.functions += 1
     try:
-        with traces.tracing(bound.arguments, muted, specs, key):
-            result = func(*bound.args, **bound.kwargs)
+        with traces.tracing(bound.arguments, muted, specs, key), \
+                recording(tape) if tape is not None else contextlib.nullcontext():
+            run.function_tapes.append(tape)
+            try:
+                result = func(*bound.args, **bound.kwargs)
+            finally:
+                run.function_tapes.pop()
     finally:
         sandbox.muted_prints -= muted
         ctx.functions -= 1
     return to_program(function_outputs(to_library(result)))
+
+
+def _function_tape(arguments: dict) -> Tape:
+    """The tape that records a function's body where the program names tf.gradients or tf.hessians (which, in
+    the function, differentiate what its graph computed: tf_graphs.function_tape): persistent, every tensor
+    watched, and the trainable variables the body reads."""
+    tape = Tape("tf.function", persistent=True)
+    tape.watched_ids = _EveryTensor()
+    tape.graph = True
+    return tape
+
+
+class _EveryTensor(set):
+    """The ids a function's tape watches: every tensor's (a graph differentiates each of its tensors: its
+    arguments, what it captures and what it computes, constants too), the ids added those of its records'
+    outputs. (A subclass's reflected ``&`` runs first: ``ids & watched`` is ``ids``.)"""
+    __slots__ = ()
+
+    def __contains__(self, item) -> bool:
+        return True
+
+    def __and__(self, other):
+        return set(other)
+
+    __rand__ = __and__
 
 
 def _bind_signature(specs: list, bound, args, kwargs) -> None:

@@ -22,7 +22,8 @@ from tapecli.execution.tf_values import _library_call, to_library
 from tapecli.kernels import tf_onednn_eltwise
 from tapecli.runtime.context import current
 from tapecli.runtime.specs import Shape
-from tapecli.runtime.tape import Tape, recording
+from tapecli.autodiff.backward import backward
+from tapecli.runtime.tape import Tape, as_tensor, check_unconnected, none_recording, recording
 from tapecli.runtime.values import DType, Tensor, Variable, dtype_name
 
 # The sizes an unknown dimension takes in a node's two stand-in runs.
@@ -593,6 +594,9 @@ def gradients(ys, xs, grad_ys=None, name="gradients", gate_gradients=False, aggr
               stop_gradients=None, unconnected_gradients="none", colocate_gradients_with_ops=False):
     """``tf.gradients``: per source, the gradient of the targets' sum (None where no target reads it), a node
     that evaluates the targets again on a tape watching the sources."""
+    tape = function_tape()
+    if tape is not None:
+        return _function_gradients(tape, _as_list(ys), _as_list(xs), grad_ys, stop_gradients, unconnected_gradients)
     graph = default_graph_or_refuse("tf.gradients")
     ys, xs = _as_list(ys), _as_list(xs)
     seeds = None if grad_ys is None else _as_list(grad_ys)
@@ -620,6 +624,11 @@ def gradients(ys, xs, grad_ys=None, name="gradients", gate_gradients=False, aggr
 
 def hessians(ys, xs, gate_gradients=False, aggregation_method=None, name="hessians"):
     """``tf.hessians``: per source, the second derivatives of the targets' sum, shaped source.shape * 2."""
+    tape = function_tape()
+    if tape is not None:
+        target = _function_target(_as_list(ys))
+        with none_recording([tape]):        # (its second pass unrecorded: a graph's hessians, not their gradients)
+            return [hessian(tape, target, to_library(x))[0] for x in _as_list(xs)]
     graph = default_graph_or_refuse("tf.gradients")
     ys, xs = _as_list(ys), _as_list(xs)
     results = []
@@ -647,6 +656,49 @@ def _hessian(evaluation, ys, x) -> Tensor:
         targets = [_tensor(taped.value(y)) for y in ys]
         target = ops.add_n(targets) if len(targets) > 1 else targets[0]
     return hessian(tape, target, _tensor(taped.value(x)), unconnected_gradients="zero")[0]
+
+
+def function_tape() -> Tape | None:
+    """Inside a ``tf.function`` of a program that names tf.gradients or tf.hessians (outside a TensorFlow 1 graph):
+    the tape that records the function's body (tf_calls._run_graph), as TensorFlow's graph holds its ops."""
+    if graphs().default() is not None:
+        return None
+    tapes = getattr(getattr(current().eager, "run", None), "function_tapes", None)
+    return tapes[-1] if tapes else None
+
+
+def _function_target(ys: list) -> Tensor:
+    targets = [as_tensor(to_library(y)) for y in ys]
+    return ops.add_n([ops.reduce_sum(t) for t in targets]) if len(targets) > 1 else targets[0]
+
+
+def _function_gradients(tape: Tape, ys: list, xs: list, grad_ys, stop_gradients, unconnected_gradients) -> list:
+    """``tf.gradients`` in a ``tf.function``: the backward pass of the function's tape from the targets to each
+    source (None, or zeros, where none reaches it), recorded on that tape (tf.gradients of it gives the second
+    derivatives); a tensor of ``stop_gradients`` passes no gradient back to what it was computed from."""
+    unconnected = check_unconnected(unconnected_gradients)
+    targets = [as_tensor(to_library(y)) for y in ys]
+    sources = [to_library(x) for x in xs]
+    seeds = [ops.ones_like(t) for t in targets] if grad_ys is None else \
+        [ops.materialize(to_library(g), t.dtype) for g, t in zip(_as_list(grad_ys), targets)]
+    wanted = [x.id for x in sources]
+    stops = {to_library(s).id for s in _as_list(stop_gradients or [])}
+    path = None
+    if stops:
+        tape.split_records()
+        reach, kept = set(wanted) & tape.watched_ids, []
+        for rec in tape.op_records(current().tapes):
+            if rec.output.id not in stops and any(inp.id in reach for inp in rec.inputs):
+                reach.add(rec.output.id)
+                kept.append(rec)
+        path = (kept, reach)
+    with recording(tape):
+        grads = backward(tape, targets, seeds, wanted, release=False, path=path)
+    results = []
+    for x in sources:
+        g = grads.get(x.id)
+        results.append(ops.zeros_like(as_tensor(x)) if g is None and unconnected == "zero" else g)
+    return results
 
 
 def default_graph_or_refuse(what: str) -> Graph:

@@ -11,8 +11,9 @@ from tapecli.frontend.spellings import graph_body, trace_only
 from tapecli import ops
 from tapecli.errors import TdfTypeError, TdfValueError
 from tapecli.runtime.tape import Tape, as_tensor, recording
+from tapecli.runtime import spelling
 from tapecli.runtime.context import current
-from tapecli.runtime.values import SEQUENCES, NumpyArray, PythonBool, PythonTuple, Tensor, Variable
+from tapecli.runtime.values import SEQUENCES, NumpyArray, PythonBool, PythonTuple, Tensor, Variable, is_float
 
 
 
@@ -338,6 +339,14 @@ def custom_gradient_call(interp, name: str, call, args, kwargs):
         raise TdfTypeError(f"the custom_gradient function {name} must return (value, grad_fn)",
                            hint="end it with: return y, grad_fn")
     value, grad_fn = result
+    shapes = None
+    if isinstance(value, (list, tuple)) and value and all(isinstance(v, (Tensor, Variable)) for v in value):
+        parts = [ops.to_tensor(v) for v in value]
+        if len({p.dtype for p in parts}) == 1 and is_float(parts[0].dtype):
+            # several outputs of one float dtype: one op of them all, flattened and joined, that each output is a
+            # piece of (its gradient, zeros where an output is not used, is split again for grad_fn)
+            shapes = [p.shape for p in parts]
+            value = Tensor(np.concatenate([p.value.reshape(-1) for p in parts]))
     if isinstance(value, (list, tuple, dict)):
         raise TdfTypeError(f"the custom_gradient function {name} returns a structure: tapecli records one tensor",
                            hint="return one tensor (split the function in one per output)")
@@ -350,8 +359,21 @@ def custom_gradient_call(interp, name: str, call, args, kwargs):
     inputs += [ops.to_tensor(v) for v in variables]      # (watched by the tapes that read them, as TensorFlow)
     output = Tensor(ops.to_tensor(value).value)
     ops.emit(CUSTOM_GRADIENT, inputs, output, {"backward": grad_fn, "name": name, "variables": variables,
-                                               "args": len(inputs) - len(variables), "interp": interp})
-    return output
+                                               "args": len(inputs) - len(variables), "interp": interp,
+                                               "shapes": shapes})
+    if shapes is None:
+        return output
+    return PythonTuple(ops.reshape(piece, shape) for piece, shape in zip(_pieces(output, shapes), shapes))
+
+
+def _pieces(flat: Tensor, shapes) -> list:
+    """``flat``'s pieces along its last axis, one of each shape's size."""
+    pieces, start = [], 0
+    for shape in shapes:
+        size = int(np.prod(shape, dtype=np.int64))
+        pieces.append(ops.getitem(flat, (Ellipsis, slice(start, start + size))))
+        start += size
+    return pieces
 
 
 def _callable(value) -> bool:
@@ -367,8 +389,12 @@ def takes_keyword(fn, name: str) -> bool:
 
 def _custom_vjp(record, g):
     backward, variables, interp = record.attrs["backward"], record.attrs["variables"], record.attrs["interp"]
+    shapes = record.attrs.get("shapes")
+    lead = g.shape[:g.ndim - 1] if shapes is not None else ()
+    dys = [g] if shapes is None else [ops.reshape(piece, lead + tuple(shape))
+                                      for piece, shape in zip(_pieces(g, shapes), shapes)]
     if variables:
-        result = interp.call_value(backward, [g], {"variables": list(variables)})
+        result = interp.call_value(backward, dys, {"variables": list(variables)})
         if not (isinstance(result, (list, tuple)) and len(result) == 2):
             raise TdfTypeError(f"the grad_fn of {record.attrs['name']} takes variables=, so it returns "
                                "(input gradients, variable gradients)")
@@ -377,11 +403,13 @@ def _custom_vjp(record, g):
         if len(variable_grads) != len(variables):
             raise TdfValueError("Must return gradient for each variable from @custom_gradient grad_fn.")
     else:
-        grads, variable_grads = interp.call_value(backward, [g]), []
+        grads, variable_grads = interp.call_value(backward, dys), []
     grads = flatten(grads) if isinstance(grads, (list, tuple)) else [grads]
-    if len(grads) != record.attrs["args"]:
-        raise TdfTypeError(f"the backward function of {record.attrs['name']} returned {len(grads)} gradient(s) "
-                           f"for {record.attrs['args']} input(s)")
+    if len(grads) != record.attrs["args"]:        # (TensorFlow's ValueError, and its words in a Python program)
+        raise TdfValueError(spelling.either(
+            f"the backward function of {record.attrs['name']} returned {len(grads)} gradient(s) for "
+            f"{record.attrs['args']} input(s)", f"custom_gradient function expected to return {record.attrs['args']} "
+            f"gradients, but returned {len(grads)} instead."))
     out = []
     for inp, gr in zip(record.inputs, grads + variable_grads):
         if gr is None:

@@ -277,7 +277,9 @@ def matmul(a, b):
     if (y := tf_matmul.matmul(a, b)) is not None:      # TensorFlow's bits for small float32 products (tf_matmul.py)
         return y
     if (y := tf_matmul.matmul_double(a, b)) is not None:       # and float64 matrix-vector products
-        return y
+        return tf_matmul.double_zero_signs(a, b, y)
+    if tf_matmul.small_double(a, b):        # (and the signs of their zeros)
+        return tf_matmul.double_zero_signs(a, b, blas.matmul(a, b))
     return blas.matmul(a, b)
 
 
@@ -286,7 +288,7 @@ def _matmul_for_plan(a, b):
     neither of TensorFlow's orders computed here takes them (which of them does is the layouts' but for a float32
     product whose values could underflow: then it is not chosen once)."""
     if a.__class__ is np.ndarray and b.__class__ is np.ndarray and not half_float(a.dtype) \
-            and not tf_matmul.takes(a, b) and not tf_matmul.takes_double(a, b):
+            and not tf_matmul.takes(a, b) and not tf_matmul.takes_double(a, b) and not tf_matmul.small_double(a, b):
         return blas.for_shapes(a, b)
     return None
 

@@ -259,6 +259,45 @@ def matmul_double(a, b) -> np.ndarray | None:
     return y.reshape(m, n)
 
 
+def double_zero_signs(a, b, y):
+    """``y = a @ b`` of 2-D float64 operands with the signs of TensorFlow's zeros, where they could differ: in
+    Eigen's small products (rows + columns + depth below 20) and its dot products, an output whose products are all
+    -0.0 is -0.0 where TensorFlow hands an operand over transposed and the product has one row, one column or a
+    depth of one (each output summed from its first product), else +0.0 (summed from zero). Where none of the
+    products is -0.0 (the common case) the signs are those of any order's."""
+    if a.dtype != _F64 or b.dtype != _F64 or y.__class__ is not np.ndarray or y.ndim != 2 or a.ndim != 2 \
+            or b.ndim != 2 or y.size == 0:
+        return y
+    (m, k), n = a.shape, b.shape[1]
+    if m + n + k >= 20 and not m == n == 1:
+        return y
+    y = y + 0.0
+    if (m == 1 or n == 1 or k == 1) and m + n + k < 20 and (_flagged(a) or _flagged(b)):
+        with np.errstate(all="ignore"):
+            products = a[:, :, None] * b[None, :, :]
+        negative = np.all((products == 0) & np.signbit(products), axis=1)
+        y[negative] = -0.0
+    return y
+
+
+def _flagged(x) -> bool:
+    """Whether TensorFlow took the matrix ``x`` with a transpose flag: it lies transposed (:func:`_transposed`),
+    a single row laid out as a transposed column too."""
+    rows, columns = x.shape
+    if rows == 1 and columns > 1:
+        return x.strides[0] == x.itemsize
+    return _transposed(x)
+
+
+def small_double(a, b) -> bool:
+    """Whether :func:`double_zero_signs` may change the signs of a product of these operands' zeros."""
+    if a.__class__ is not np.ndarray or b.__class__ is not np.ndarray or a.dtype != _F64 or a.ndim != 2 \
+            or b.ndim != 2:
+        return False
+    (m, k), n = a.shape, b.shape[-1]
+    return m + n + k < 20 or m == n == 1
+
+
 def in_order_double(m, n, k) -> bool:
     """Whether Eigen takes a float64 product of these sizes (one row or one column) as plain sums in k's order."""
     return m + n + k < 20 or m == n == 1

@@ -516,7 +516,7 @@ def _as_converted(inputs: list) -> list:
 def record(op: Op, inputs: list[Tensor], output: Tensor, attrs: dict) -> list:
     """Record on every open, recording tape that watches an input (docs/spec/LANGUAGE.md §4.1); returns those tapes."""
     value = output.value
-    if value.__class__ not in FLOAT_SCALARS and value.dtype.kind != "f":
+    if value.__class__ not in FLOAT_SCALARS and value.dtype.kind != "f" and not is_float(value.dtype):   # (bfloat16)
         return []
     ctx = current()
     return record_on(ctx.tapes, op, inputs, output, attrs, ctx.settings.line, _kept)

@@ -146,7 +146,7 @@ def gelu(x, approximate=False):
     if not is_float(x.dtype):
         raise TdfValueError("`features.dtype` must be a floating point tensor."      # (TensorFlow's words)
                             f"Received:features.dtype=<dtype: '{dtype_name(x.dtype)}'>")
-    if not approximate and not current().tapes and (fused := remapper.fused_for("gelu", x, after_bias_add=True)):
+    if not approximate and not remapper.taped(current()) and (fused := remapper.fused_for("gelu", x, after_bias_add=True)):
         return apply(fused, (x,))
     if approximate:
         cube = mul(_cast_constant(0.044715, x.dtype), pow_(x, 3))

@@ -95,8 +95,14 @@ def sigmoid_of(x, result) -> None:
     """``result = sigmoid(x)``, in a tf.function where no tape records (its gradient would read the sigmoid): noted
     for a product with x (``written_swish``)."""
     ctx = current()
-    if ctx.functions and ctx.device is None and not ctx.tapes and result.value.dtype == _F32:
+    if ctx.functions and ctx.device is None and not taped(ctx) and result.value.dtype == _F32:
         ctx.remapped = ("sigmoid", x, result)
+
+
+def taped(ctx) -> bool:
+    """Whether a tape of the program's records (not a tf.function's own, which records its body for tf.gradients
+    in it: execution/tf_calls.py, as TensorFlow's graph holds the ops the remapper fuses before any gradient)."""
+    return any(not tape.graph for tape in ctx.tapes)
 
 
 def written_swish(a, b):

@@ -190,6 +190,7 @@ class Tape:
         self.released = False                # a backward pass let go of what the records kept
         self.split_upto = 0                  # records[:split_upto] are of one op each (split_records)
         self.left_at: list = []              # (line, what, input ids): NumPy computed on its values (leave_tapes)
+        self.graph = False                   # a tf.function's tape of its body (execution/tf_calls.py)
 
     @property
     def recording(self) -> bool:
@@ -475,5 +476,6 @@ def check_unconnected(value) -> str:
     if value.__class__ is not str and isinstance(value, _unconnected_gradients()):
         return value.value
     if value not in ("none", "zero"):
-        raise TdfValueError(f'unconnected_gradients must be "none" or "zero", got "{value}"')
+        raise TdfValueError(spelling.either(f'unconnected_gradients must be "none" or "zero", got "{value}"',
+                                            f"Unknown value for unconnected_gradients: {value!r}"))
     return value

@@ -935,3 +935,99 @@ def test_a_name_cpython_lacks_is_its_lines_error_after_what_ran():
         api.run_source("import tensorflow as tf\ntry:\n    x = 2\nexcept ValueError:\n    pass\n"
                        "y = tf.constant([1], dtype=tf.qint8)\n", "p.py")
     assert e.value.line == 6 and "out of scope" in e.value.message
+
+
+MULTI_OUTPUT_CUSTOM_GRADIENT = """
+import tensorflow as tf
+@tf.custom_gradient
+def polar(r, th):
+    x = r * tf.cos(th)
+    y = r * tf.sin(th)
+    def grad(dx, dy):
+        return dx * tf.cos(th) + dy * tf.sin(th), -dx * r * tf.sin(th) + dy * r * tf.cos(th)
+    return (x, y), grad
+r = tf.constant([1.0, 2.0])
+th = tf.constant([0.5, 1.0])
+with tf.GradientTape(persistent=True) as t:
+    t.watch([r, th])
+    x, y = polar(r, th)
+    loss = tf.reduce_sum(x * 2.0 + y)
+    only_x = tf.reduce_sum(x)
+gr, gth = t.gradient(loss, [r, th])
+print("grads:", gr.numpy(), gth.numpy())
+print("only x:", [g.numpy() for g in t.gradient(only_x, [r, th])])
+out = polar(r, th)
+print(type(out).__name__, len(out), out[0].shape)
+print("jacobian:", t.jacobian(x, r).numpy())
+"""
+
+
+@pytest.mark.parametrize("on_cpython", ["0", "1"])
+def test_a_custom_gradient_of_several_outputs(on_cpython, monkeypatch):
+    """A custom_gradient function returning a tuple of tensors: grad_fn takes one upstream gradient per output
+    (zeros for an output the target does not read), in a gradient and in a jacobian (TensorFlow 2.21 printed these)."""
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", on_cpython)
+    result = api.run_source(MULTI_OUTPUT_CUSTOM_GRADIENT, "p.py")
+    assert "\n".join(str(line) for line in result.output).split("\n") == [
+        "grads: [2.2345905 1.9220755] [-0.08126855 -2.2852793 ]",
+        "only x: [array([0.87758255, 0.5403023 ], dtype=float32), array([-0.47942555, -1.6829419 ], dtype=float32)]",
+        "tuple 2 (2,)",
+        "jacobian: [[0.87758255 0.        ]", " [0.         0.5403023 ]]"]
+
+
+GRADIENT_ERRORS = """
+import tensorflow as tf
+def attempt(label, fn):
+    try:
+        fn()
+    except Exception as e:
+        print(label, type(e).__name__, "|", e)
+x = tf.Variable(2.0)
+with tf.GradientTape(persistent=True) as t:
+    y = x * 3.0
+attempt("unconnected", lambda: t.gradient(y, x, unconnected_gradients="bogus"))
+@tf.custom_gradient
+def wrong(a, b):
+    return a * b, lambda dy: dy
+a = tf.constant(1.0)
+b = tf.constant(2.0)
+with tf.GradientTape() as t:
+    t.watch([a, b])
+    z = wrong(a, b)
+attempt("count", lambda: t.gradient(z, [a, b]))
+"""
+
+
+@pytest.mark.parametrize("on_cpython", ["auto", "1"])     # (try/except: CPython's run)
+def test_gradient_errors_are_tensorflows(on_cpython, monkeypatch):
+    # TensorFlow 2.21 printed these
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", on_cpython)
+    result = api.run_source(GRADIENT_ERRORS, "p.py")
+    assert [str(line) for line in result.output] == [
+        "unconnected ValueError | Unknown value for unconnected_gradients: 'bogus'",
+        "count ValueError | custom_gradient function expected to return 2 gradients, but returned 1 instead."]
+
+
+BFLOAT16_GRADIENTS = """
+import tensorflow as tf
+xb = tf.Variable([0.5, 1.5, -2.0], dtype=tf.bfloat16)
+with tf.GradientTape() as t:
+    y = tf.reduce_sum(tf.tanh(xb) * 3.0)
+print(t.gradient(y, xb))
+c = tf.constant([0.5, 1.5], dtype=tf.bfloat16)
+with tf.GradientTape() as t:
+    t.watch(c)
+    y = tf.reduce_sum(c * c)
+print(t.gradient(y, c))
+"""
+
+
+@pytest.mark.parametrize("on_cpython", ["auto", "1"])      # (bfloat16: CPython's run)
+def test_bfloat16_ops_are_recorded(on_cpython, monkeypatch):
+    """An op whose output is bfloat16 (NumPy's kind "V", not "f") is recorded as any float op (TensorFlow 2.21
+    printed these)."""
+    monkeypatch.setenv("TAPECLI_TF_ON_CPYTHON", on_cpython)
+    result = api.run_source(BFLOAT16_GRADIENTS, "p.py")
+    assert [str(line) for line in result.output] == [
+        "tf.Tensor([2.35938 0.539062 0.210938], shape=(3,), dtype=bfloat16)",
+        "tf.Tensor([1 3], shape=(2,), dtype=bfloat16)"]

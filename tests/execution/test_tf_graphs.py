@@ -117,3 +117,76 @@ def test_the_interpreter_refuses_tf_compat_and_the_program_runs_on_cpython(monke
     with pytest.raises(TdfError, match="a block of TensorFlow 1's graphs and sessions .* on the interpreter"):
         _printed("import tensorflow as tf\ng = tf.Graph()\nwith g.as_default():\n    x = tf.constant(1.0)\n",
                  monkeypatch, on_cpython="0")
+
+
+def test_tf_gradients_and_hessians_inside_a_tf_function(monkeypatch):
+    """In a tf.function, tf.gradients and tf.hessians differentiate what its body computed: of its arguments, of
+    the variables it reads and of its intermediate tensors, None where unconnected (or zeros), stop_gradients and
+    grad_ys as TensorFlow takes them, and tf.gradients of tf.gradients (TensorFlow 2.21's values)."""
+    printed = _printed("""
+import tensorflow as tf
+w = tf.Variable([1.0, -2.0])
+@tf.function
+def with_var(x):
+    loss = tf.reduce_sum(w * x) + tf.reduce_sum(w ** 2)
+    gw, gx, gn = tf.gradients(loss, [w, x, tf.constant(1.0)])
+    return gw, gx, gn is None
+gw, gx, none = with_var(tf.constant([3.0, 4.0]))
+print("gw:", gw.numpy(), "gx:", gx.numpy(), "unconnected None:", bool(none))
+@tf.function
+def inter(a, b):
+    c = a * b
+    d = c * c + a
+    g1 = tf.gradients(d, [a, b, c])
+    g2 = tf.gradients(d, [a, b], stop_gradients=[c])
+    g3 = tf.gradients([d, c], a, grad_ys=[tf.constant(2.0), tf.constant(3.0)])
+    z = tf.gradients(d, tf.constant(5.0), unconnected_gradients="zero")
+    return g1, g2, g3, z
+g1, g2, g3, z = inter(tf.constant(2.0), tf.constant(3.0))
+print("g1:", [t.numpy() for t in g1])
+print("g2:", [None if t is None else t.numpy() for t in g2])
+print("g3:", [t.numpy() for t in g3])
+print("z:", [t.numpy() for t in z])
+@tf.function
+def second(v):
+    y = tf.reduce_sum(v ** 3 * 2.0)
+    g = tf.gradients(y, v)[0]
+    return g, tf.gradients(g, v)[0], tf.hessians(y, v)[0]
+g, d2, h = second(tf.constant([1.0, 2.0]))
+print(g.numpy(), d2.numpy())
+print(h.numpy())
+@tf.function
+def hess2(x, y):
+    f = x ** 2 * y + tf.reduce_sum(y ** 3)
+    return tf.hessians(f, [x, y])
+hx, hy = hess2(tf.constant(1.5), tf.constant([1.0, 2.0]))
+print("hx:", hx.numpy())
+print("hy:", hy.numpy())
+""", monkeypatch)
+    assert printed == [
+        "gw: [5. 0.] gx: [ 1. -2.] unconnected None: True",
+        "g1: [np.float32(37.0), np.float32(24.0), np.float32(12.0)]",
+        "g2: [np.float32(1.0), None]",
+        "g3: [np.float32(83.0)]",
+        "z: [np.float32(0.0)]",
+        "[ 6. 24.] [12. 24.]",
+        "[[12.  0.]", " [ 0. 24.]]",
+        "hx: 6.0",
+        "hy: [[12.  0.]", " [ 0. 24.]]"]
+
+
+def test_tf_gradients_in_a_tf_function_reach_its_constants_and_captures(monkeypatch):
+    """A graph differentiates each of its tensors: a constant made in the function, what is computed from it and a
+    tensor it captures (TensorFlow 2.21's values)."""
+    printed = _printed("""
+import tensorflow as tf
+c = tf.constant([1.0, 2.0])
+@tf.function
+def example():
+    Ws = tf.constant(0.)
+    bs = 2 * Ws
+    g = tf.gradients(Ws + bs, [Ws, bs])
+    return g[0], g[1], tf.gradients(tf.reduce_sum(c * c), c)[0]
+print([t.numpy().tolist() for t in example()])
+""", monkeypatch)
+    assert printed == ["[3.0, 1.0, [2.0, 4.0]]"]

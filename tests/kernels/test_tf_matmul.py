@@ -182,3 +182,37 @@ def test_float64_matrix_vector_products_follow_eigens_kernels():
     a, b = rng.standard_normal((40, 40)), rng.standard_normal((40, 1))
     assert (tf_matmul.matmul_double(a, b) != a @ b).any()           # (BLAS sums in another order)
     assert tf_matmul.matmul_double(a, rng.standard_normal((40, 2))) is None     # (Eigen's GEBP: NumPy's)
+
+
+# TensorFlow 2.21's float64 tf.matmul of -1s (m x k, or k x m with transpose_a) and 0s (k x n, or n x k with
+# transpose_b), every product -0.0: whether its outputs are -0.0, for no flag, transpose_b, transpose_a and both
+# (a small product with one row, one column or a depth of one sums from its first product where an operand is
+# flagged, else from zero; an operand of one element is taken without its flag here: its layout cannot tell)
+ZERO_SIGNS64 = [((2, 2, 1), [0, 1, 1, 1]), ((1, 2, 2), [0, 1, 1, 1]), ((1, 5, 3), [0, 1, 1, 1]),
+                ((3, 1, 2), [0, 1, 1, 1]), ((2, 2, 2), [0, 0, 0, 0]), ((3, 5, 3), [0, 0, 0, 0]),
+                ((9, 9, 1), [0, 1, 1, 1]), ((10, 10, 1), [0, 0, 0, 0]),
+                ((1, 18, 1), [0, 0, 0, 0]), ((1, 1, 17), [0, 1, 1, 1]), ((1, 1, 18), [0, 0, 0, 0]),
+                ((1, 1, 30), [0, 0, 0, 0]), ((2, 16, 1), [0, 1, 1, 1]), ((2, 17, 1), [0, 0, 0, 0])]
+
+
+def test_float64_products_give_tensorflows_signs_of_zero():
+    for (m, n, k), expected in ZERO_SIGNS64:
+        got = []
+        for transpose_a, transpose_b in ((False, False), (False, True), (True, False), (True, True)):
+            a = np.full((k, m), -1.0).T if transpose_a else np.full((m, k), -1.0)
+            b = np.zeros((n, k)).T if transpose_b else np.zeros((k, n))
+            signs = np.signbit(numpy_kernels.matmul(a, b))
+            assert signs.all() or not signs.any(), (m, n, k, transpose_a, transpose_b)
+            got.append(int(signs.all()))
+        assert got == expected, (m, n, k)
+
+
+def test_a_solves_gradient_keeps_tensorflows_zero():
+    # TensorFlow 2.21 printed this: the gradient's product -(grad_b x^T) has x = [0, 1], and TensorFlow's +0.0
+    source = ("import numpy as np\nimport tensorflow as tf\n"
+              "A = tf.Variable([[3.0, 1.0], [1.0, 2.0]], dtype=tf.float64)\n"
+              "b = tf.Variable([[1.0], [2.0]], dtype=tf.float64)\n"
+              "with tf.GradientTape() as t:\n    l = tf.reduce_sum(tf.linalg.solve(A, b) ** 2)\n"
+              "print(np.round(t.gradient(l, A).numpy(), 6).tolist())\n")
+    result = api.run_source(source, "p.py")
+    assert [str(line) for line in result.output] == ["[[0.0, 0.4], [-0.0, -1.2]]"]

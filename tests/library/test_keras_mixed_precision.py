@@ -69,3 +69,27 @@ def test_a_programs_layer_subclass_under_a_mixed_policy_is_refused(monkeypatch, 
         "'mixed_float16'" in e.value.message and e.value.hint == 'give it dtype="float32"'
     assert run(source + "print(Block(dtype='float32')(tf.constant([1.0])).dtype)\n", monkeypatch,
                on_cpython) == ["<dtype: 'float32'>"]
+
+
+def test_gradients_under_mixed_bfloat16_reach_the_float32_variables(monkeypatch):
+    """Under mixed_bfloat16 a layer casts its float32 variables to bfloat16: those casts and the ops after them
+    are recorded, so the tape gives the variables' gradients (TensorFlow 2.21 / Keras 3.15 printed these)."""
+    printed = run("""import numpy as np
+keras.mixed_precision.set_global_policy("mixed_bfloat16")
+tf.keras.utils.set_random_seed(1)
+model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(4, activation="relu"),
+                          keras.layers.Dense(1, dtype="float32")])
+X = tf.constant(np.linspace(-1, 1, 12).reshape(4, 3), dtype=tf.float32)
+with tf.GradientTape() as t:
+    loss = tf.reduce_mean((model(X) - 1.0) ** 2)
+g = t.gradient(loss, model.trainable_variables)
+print([x.dtype.name for x in g])
+print(np.round(g[0].numpy(), 4).tolist())
+print(f"{float(loss):.5f}")
+""", monkeypatch)
+    assert printed == [
+        "['float32', 'float32', 'float32', 'float32']",
+        "[[0.10639999806880951, -0.0723000019788742, -0.11720000207424164, 0.07419999688863754], "
+        "[0.07859999686479568, -0.05909999832510948, -0.19529999792575836, 0.05469999834895134], "
+        "[0.05079999938607216, -0.045899998396635056, -0.2734000086784363, 0.03539999946951866]]",
+        "0.52321"]

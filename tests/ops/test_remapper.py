@@ -95,3 +95,30 @@ def test_the_fused_tanhs_gradient_reads_its_output():
     g = gradient(tape, loss, [W])[0][0]
     expected = ops.matmul(ops.transpose(X, (1, 0)), ops.tanh_grad(y, ops.ones_like(y)))
     assert _bits(g) == _bits(expected)
+
+
+GRADIENTS_PROGRAM = """
+import numpy as np
+import tensorflow as tf
+rng = np.random.default_rng(0)
+x = tf.constant(rng.normal(size=(4, 16)).astype(np.float32))
+W = tf.constant(rng.normal(size=(16, 32)).astype(np.float32))
+b = tf.constant(rng.normal(size=(32,)).astype(np.float32))
+@tf.function
+def act(x):
+    return tf.nn.gelu(tf.nn.bias_add(tf.matmul(x, W), b), approximate=False)
+print(act(x).numpy().tobytes().hex()[:64])
+@tf.function
+def grads(v):
+    return tf.gradients(tf.reduce_sum(v ** 2), v)
+print(grads(tf.constant([1.0, 2.0]))[0].numpy())
+"""
+
+
+def test_a_function_of_a_program_with_tf_gradients_still_fuses():
+    """The tape that records a tf.function's body for tf.gradients in it (execution/tf_calls.py) is not a
+    program's tape: the remapper fuses as TensorFlow's graph does (TensorFlow 2.21 printed these bits)."""
+    from tapecli import api
+    result = api.run_source(GRADIENTS_PROGRAM, "p.py")
+    assert [str(line) for line in result.output] == [
+        "31d2babae5733e40af7930b7395f3e3fd54275bcfdc469bb9bae96bd5c380840", "[2. 4.]"]
